@@ -1,0 +1,90 @@
+// Composes the HTTP application: cross-cutting plugins, then routes. Used by the entry point and by
+// every test, so what is tested is what runs.
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { registerProblemHandlers } from './http/problems.js';
+import { contactRoute } from './http/routes/contact.js';
+import { healthRoute } from './http/routes/health.js';
+import type { InquiryService } from './inquiries/service.js';
+import type { Store } from './storage/store.js';
+import type { StudioProfile } from './studio/profile.js';
+import { ajv } from './validation/ajv.js';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly profile: StudioProfile;
+  readonly store: Store;
+  readonly inquiries: InquiryService;
+}
+
+/** Interface document §8 leaves the body size open; an inquiry at its longest is ~11 KB. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: trustProxyOption(config.trustProxy),
+    requestIdHeader: false, // ids are ours: a client cannot forge another request's log lines
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+  // Only JSON bodies are accepted (415 otherwise); Fastify would also parse text/plain.
+  app.removeContentTypeParser('text/plain');
+  registerProblemHandlers(app, BODY_LIMIT_BYTES);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const https = config.publicUrl.startsWith('https:');
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        // Asking browsers to upgrade only makes sense where the service is served over TLS.
+        upgradeInsecureRequests: https ? [] : null,
+      },
+    },
+    strictTransportSecurity: https,
+  });
+  await app.register(cors, {
+    origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
+    methods: ['GET', 'POST'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key'],
+    exposedHeaders: [
+      'Retry-After',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'WWW-Authenticate',
+      'X-Request-Id',
+      'Idempotent-Replayed',
+    ],
+    maxAge: 600,
+  });
+  // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
+  await app.register(rateLimit, { global: false, enableDraftSpec: true });
+
+  await app.register(healthRoute, { store: deps.store });
+  await app.register(contactRoute, {
+    inquiries: deps.inquiries,
+    profile: deps.profile,
+    rateLimit: config.rateLimitInquiries,
+  });
+  return app;
+}
+
+/** TRUST_PROXY as Fastify's trustProxy; a number trusts that many hops (as proxy-addr counts them). */
+function trustProxyOption(value: Config['trustProxy']) {
+  return typeof value === 'number' ? (_address: string, hop: number) => hop < value : value;
+}

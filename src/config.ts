@@ -1,0 +1,206 @@
+// Reads the environment once, validates it and returns a frozen, typed configuration.
+// The only module that touches process.env (CONTRACT.md "Configuration: environment variables").
+import { readFileSync } from 'node:fs';
+
+export type DatabaseConfig = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
+
+export interface RateLimitConfig {
+  readonly max: number;
+  readonly windowMs: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** The interface's {base_url}, without a trailing slash. */
+  readonly publicUrl: string;
+  readonly database: DatabaseConfig;
+  readonly smtp: { readonly url: string; readonly inquiryTo: string } | null;
+  readonly mailFrom: string;
+  readonly webhook: { readonly url: string; readonly secret: string | null } | null;
+  readonly studioProfilePath: string | null;
+  readonly trustedIssuers: Readonly<Record<string, string>>;
+  readonly rateLimitInquiries: RateLimitConfig | null;
+  readonly trustProxy: boolean | number | string[];
+  readonly corsOrigins: '*' | readonly string[];
+  readonly logLevel: string;
+}
+
+/** A configuration value that cannot be used; its message is the one line printed at start-up. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const WINDOW_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
+// A deliberately simple address check: the mail library does the real parsing.
+const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+
+  const port = parsePort(read('PORT') ?? '3000');
+  const host = read('HOST') ?? '0.0.0.0';
+  const publicUrl = parseHttpUrl('PUBLIC_URL', read('PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const smtpUrl = read('SMTP_URL');
+  const inquiryTo = read('INQUIRY_TO');
+  const webhookUrl = read('WEBHOOK_URL');
+  const webhookSecret = read('WEBHOOK_SECRET');
+  const profilePath = read('STUDIO_PROFILE') ?? null;
+
+  if (smtpUrl !== undefined) parseUrl('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
+  if (smtpUrl !== undefined && inquiryTo === undefined) {
+    throw new ConfigError('INQUIRY_TO', 'is required when SMTP_URL is set (the mailbox that receives inquiries)');
+  }
+  if (inquiryTo !== undefined && !EMAIL_ADDRESS.test(inquiryTo)) {
+    throw new ConfigError('INQUIRY_TO', `"${inquiryTo}" is not an email address`);
+  }
+  if (webhookUrl !== undefined) parseHttpUrl('WEBHOOK_URL', webhookUrl);
+  if (webhookSecret !== undefined) parseWebhookSecret(webhookSecret);
+  if (profilePath !== null) assertReadable('STUDIO_PROFILE', profilePath);
+
+  const config: Config = {
+    port,
+    host,
+    publicUrl,
+    database: parseDatabaseUrl(read('DATABASE_URL') ?? 'sqlite:data/studio.db'),
+    smtp: smtpUrl !== undefined && inquiryTo !== undefined ? { url: smtpUrl, inquiryTo } : null,
+    mailFrom: parseMailFrom(read('MAIL_FROM') ?? `Studio <no-reply@${new URL(publicUrl).hostname}>`),
+    webhook: webhookUrl !== undefined ? { url: webhookUrl, secret: webhookSecret ?? null } : null,
+    studioProfilePath: profilePath,
+    trustedIssuers: parseTrustedIssuers(read('TRUSTED_ISSUERS')),
+    rateLimitInquiries: parseRateLimit('RATE_LIMIT_INQUIRIES', read('RATE_LIMIT_INQUIRIES') ?? '5/10m'),
+    trustProxy: parseTrustProxy(read('TRUST_PROXY') ?? 'false'),
+    corsOrigins: parseCorsOrigins(read('CORS_ORIGINS'), publicUrl),
+    logLevel: parseLogLevel(read('LOG_LEVEL') ?? 'info'),
+  };
+  return Object.freeze(config);
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) {
+    throw new ConfigError('PORT', `"${value}" is not a TCP port (0-65535)`);
+  }
+  return port;
+}
+
+function parseUrl(variable: string, value: string, protocols: readonly string[]): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(variable, 'is not a valid URL');
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(variable, `unsupported scheme "${url.protocol}" (expected ${protocols.join(' or ')})`);
+  }
+  return url;
+}
+
+function parseHttpUrl(variable: string, value: string): string {
+  return parseUrl(variable, value, ['http:', 'https:']).href;
+}
+
+export function parseDatabaseUrl(value: string): DatabaseConfig {
+  if (value.startsWith('sqlite:')) {
+    const path = value.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path === '') throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:data/studio.db');
+    return { kind: 'sqlite', path };
+  }
+  if (value.startsWith('postgres://') || value.startsWith('postgresql://')) {
+    parseUrl('DATABASE_URL', value, ['postgres:', 'postgresql:']);
+    return { kind: 'postgres', url: value };
+  }
+  throw new ConfigError('DATABASE_URL', 'unknown scheme (expected sqlite:<path> or postgres://user:pass@host:port/db)');
+}
+
+function parseWebhookSecret(value: string): void {
+  const key = value.startsWith('whsec_') ? value.slice('whsec_'.length) : '';
+  if (key === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
+    throw new ConfigError('WEBHOOK_SECRET', 'must be "whsec_" followed by a base64 key');
+  }
+}
+
+function parseMailFrom(value: string): string {
+  const address = /<([^>]*)>\s*$/.exec(value)?.[1] ?? value;
+  if (!EMAIL_ADDRESS.test(address.trim())) {
+    throw new ConfigError('MAIL_FROM', `"${value}" is not an address such as "Studio <no-reply@example.com>"`);
+  }
+  return value;
+}
+
+function assertReadable(variable: string, path: string): void {
+  try {
+    readFileSync(path);
+  } catch {
+    throw new ConfigError(variable, `cannot read the file "${path}"`);
+  }
+}
+
+function parseTrustedIssuers(value: string | undefined): Record<string, string> {
+  if (value === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError('TRUSTED_ISSUERS', 'is not valid JSON (expected {"<issuer>":"<jwks url>"})');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('TRUSTED_ISSUERS', 'must be a JSON object mapping an issuer to its JWKS URL');
+  }
+  const issuers: Record<string, string> = {};
+  for (const [issuer, jwks] of Object.entries(parsed)) {
+    if (typeof jwks !== 'string') throw new ConfigError('TRUSTED_ISSUERS', `the JWKS URL of "${issuer}" is not a string`);
+    issuers[issuer] = parseHttpUrl('TRUSTED_ISSUERS', jwks);
+  }
+  return issuers;
+}
+
+export function parseRateLimit(variable: string, value: string): RateLimitConfig | null {
+  if (value === 'off') return null;
+  const match = /^(\d+)\/(\d*)([smh])$/.exec(value);
+  const max = Number(match?.[1]);
+  const count = match?.[2] === '' ? 1 : Number(match?.[2]);
+  const unit = match?.[3] ?? '';
+  if (!match || max < 1 || count < 1) {
+    throw new ConfigError(variable, `"${value}" is not a rate such as 5/10m, 100/h or off`);
+  }
+  return { max, windowMs: count * (WINDOW_UNITS_MS[unit] ?? 0) };
+}
+
+function parseTrustProxy(value: string): boolean | number | string[] {
+  if (value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value.split(',').map((part) => part.trim());
+}
+
+function parseCorsOrigins(value: string | undefined, publicUrl: string): '*' | string[] {
+  if (value === '*') return '*';
+  if (value === undefined) return [new URL(publicUrl).origin];
+  return value.split(',').map((origin) => {
+    const trimmed = origin.trim();
+    const url = parseUrl('CORS_ORIGINS', trimmed, ['http:', 'https:']);
+    if (url.origin !== trimmed.replace(/\/$/, '')) {
+      throw new ConfigError('CORS_ORIGINS', `"${trimmed}" is not an origin (scheme://host[:port])`);
+    }
+    return url.origin;
+  });
+}
+
+function parseLogLevel(value: string): string {
+  if (!LOG_LEVELS.includes(value)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  return value;
+}

@@ -1,0 +1,33 @@
+// When to try a failed delivery again: capped exponential backoff with jitter, for a retry window
+// of several days (CONTRACT.md asks for at least 24 h).
+
+export interface RetryPolicy {
+  /** Delay after the first failure. */
+  readonly baseMs: number;
+  /** No delay grows beyond this. */
+  readonly capMs: number;
+  /** After this long since the delivery was created, a failing delivery is given up ("dead"). */
+  readonly windowMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  baseMs: 10 * 1000,
+  capMs: 60 * 60 * 1000,
+  windowMs: 72 * 60 * 60 * 1000,
+});
+
+/**
+ * Delay before attempt `failures + 1`: base·2^(failures-1), capped, then "equal jitter" (half fixed,
+ * half random) so that deliveries that failed together do not retry together.
+ */
+export function retryDelayMs(failures: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const exponent = Math.min(Math.max(failures - 1, 0), 30);
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** exponent);
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}
+
+/** The next run time after a failure, or null when the retry window is spent. */
+export function nextAttemptAt(createdAt: Date, now: Date, failures: number, policy: RetryPolicy, random?: () => number): Date | null {
+  if (now.getTime() - createdAt.getTime() >= policy.windowMs) return null;
+  return new Date(now.getTime() + retryDelayMs(failures, policy, random));
+}

@@ -1,0 +1,15 @@
+// A delivery channel sends one inquiry to the studio and says what became of the attempt.
+import type { DeliveryRecord, InquiryRecord } from '../storage/store.js';
+
+export type SendResult =
+  | { readonly outcome: 'succeeded' }
+  /** Worth trying again later (network error, 5xx, 408, 429, SMTP 4xx). */
+  | { readonly outcome: 'retry'; readonly error: string }
+  /** Trying again cannot help (the receiver refused the message for good). */
+  | { readonly outcome: 'failed'; readonly error: string };
+
+export interface Channel {
+  readonly name: string;
+  send(delivery: DeliveryRecord, inquiry: InquiryRecord): Promise<SendResult>;
+  close?(): Promise<void> | void;
+}

@@ -1,0 +1,107 @@
+// Email to the studio's inbox through nodemailer over SMTP_URL (CONTRACT.md "Email to the studio").
+// From is always the service (DMARC), Reply-To is the person; no field can add or change a header.
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { DeliveryRecord, InquiryRecord } from '../storage/store.js';
+import type { StudioProfile } from '../studio/profile.js';
+import type { Channel, SendResult } from './channel.js';
+
+export interface EmailChannelOptions {
+  readonly smtpUrl: string;
+  readonly from: string;
+  readonly to: string;
+  readonly profile: StudioProfile;
+}
+
+/**
+ * Transport settings, added to SMTP_URL's query unless the operator set them there: a small pool of
+ * reused connections, and timeouts well inside the worker's lease so a hung server cannot hold a
+ * delivery.
+ */
+const TRANSPORT_DEFAULTS: Record<string, string> = {
+  pool: 'true',
+  maxConnections: '4',
+  connectionTimeout: '10000',
+  greetingTimeout: '10000',
+  socketTimeout: '30000',
+};
+
+export function withTransportDefaults(smtpUrl: string): string {
+  const url = new URL(smtpUrl);
+  for (const [name, value] of Object.entries(TRANSPORT_DEFAULTS)) {
+    if (!url.searchParams.has(name)) url.searchParams.set(name, value);
+  }
+  return url.href;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
+
+/** Collapses line breaks and other control characters, so a value stays on its header line. */
+export function headerSafe(value: string): string {
+  return value.replace(CONTROL_CHARACTERS, ' ').replace(/\s+/g, ' ').trim();
+}
+
+export function composeInquiryEmail(inquiry: InquiryRecord, options: Pick<EmailChannelOptions, 'from' | 'to'>) {
+  const name = headerSafe(`${inquiry.firstName} ${inquiry.lastName}`);
+  const company = inquiry.company === null ? '' : headerSafe(inquiry.company);
+  const receivedAt = inquiry.receivedAt.toISOString();
+  const fields: [string, string][] = [
+    ['Reference', inquiry.reference],
+    ['Received', receivedAt],
+    ['First name', inquiry.firstName],
+    ['Last name', inquiry.lastName],
+    ['Email', inquiry.email],
+    ['Company', inquiry.company ?? '—'],
+    ['Submitted by agent', inquiry.clientId ?? '—'],
+  ];
+  const text = `${fields.map(([label, value]) => `${label}: ${value}`).join('\n')}\n\nMessage:\n\n${inquiry.message}\n`;
+  const html =
+    `<table>${fields.map(([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`).join('')}</table>` +
+    `<h3>Message</h3><p style="white-space:pre-wrap">${escapeHtml(inquiry.message)}</p>`;
+  return {
+    from: options.from,
+    to: options.to,
+    // An address object: nodemailer quotes and encodes the display name itself.
+    replyTo: { name, address: inquiry.email },
+    subject: `New inquiry from ${name}${company ? ` (${company})` : ''} — ${inquiry.reference}`,
+    text,
+    html,
+    headers: { 'X-Inquiry-Reference': inquiry.reference },
+    date: inquiry.receivedAt,
+  };
+}
+
+export function createEmailChannel(options: EmailChannelOptions): Channel {
+  const transport: Transporter = nodemailer.createTransport(withTransportDefaults(options.smtpUrl));
+
+  return {
+    name: 'email',
+    async send(_delivery: DeliveryRecord, inquiry: InquiryRecord): Promise<SendResult> {
+      try {
+        await transport.sendMail(composeInquiryEmail(inquiry, options));
+        return { outcome: 'succeeded' };
+      } catch (error) {
+        return classifySmtpError(error);
+      }
+    },
+    close: () => transport.close(),
+  };
+}
+
+/**
+ * RFC 5321 §4.2.1: 5yz replies are permanent, 4yz transient. A permanent refusal of the sender,
+ * the recipient or the message ends the delivery; anything else (connection, TLS, authentication —
+ * which an operator can fix while we keep trying) is retried.
+ */
+export function classifySmtpError(error: unknown): SendResult {
+  const { responseCode, command, message } = (error ?? {}) as { responseCode?: number; command?: string; message?: string };
+  const detail = `SMTP${command ? ` ${command}` : ''}: ${message ?? String(error)}`;
+  const permanent = typeof responseCode === 'number' && responseCode >= 500 && /^(MAIL|RCPT|DATA)/i.test(command ?? '');
+  return permanent ? { outcome: 'failed', error: detail } : { outcome: 'retry', error: detail };
+}
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
+}

@@ -1,0 +1,80 @@
+// The webhook channel: POSTs each inquiry as JSON to WEBHOOK_URL, signed per Standard Webhooks
+// (CONTRACT.md "Webhook"; standardwebhooks.com spec, "Signature scheme").
+import { createHmac } from 'node:crypto';
+import type { DeliveryRecord, InquiryRecord } from '../storage/store.js';
+import type { Channel, SendResult } from './channel.js';
+
+export interface WebhookChannelOptions {
+  readonly url: string;
+  /** `whsec_<base64>`; without it requests go unsigned. */
+  readonly secret: string | null;
+  readonly timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export function webhookPayload(inquiry: InquiryRecord, sentAt: Date) {
+  return {
+    type: 'inquiry.received',
+    timestamp: sentAt.toISOString(),
+    data: {
+      reference: inquiry.reference,
+      firstName: inquiry.firstName,
+      lastName: inquiry.lastName,
+      email: inquiry.email,
+      company: inquiry.company,
+      message: inquiry.message,
+      receivedAt: inquiry.receivedAt.toISOString(),
+      client_id: inquiry.clientId,
+    },
+  };
+}
+
+/** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the decoded secret. */
+export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
+}
+
+/** A 2xx ends the delivery; 4xx other than 408 and 429 is permanent; anything else is retried. */
+export function classifyWebhookStatus(status: number): SendResult {
+  if (status >= 200 && status < 300) return { outcome: 'succeeded' };
+  const error = `webhook answered HTTP ${status}`;
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) return { outcome: 'failed', error };
+  return { outcome: 'retry', error };
+}
+
+export function createWebhookChannel(options: WebhookChannelOptions): Channel {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return {
+    name: 'webhook',
+    async send(delivery: DeliveryRecord, inquiry: InquiryRecord): Promise<SendResult> {
+      const sentAt = new Date();
+      const body = JSON.stringify(webhookPayload(inquiry, sentAt));
+      // One id per delivery, the same on every retry, so the receiver can drop repeats.
+      const id = `msg_${delivery.id}`;
+      const timestamp = Math.floor(sentAt.getTime() / 1000);
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': 'studio-inquiry-webhook/1.0',
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+      };
+      if (options.secret) headers['webhook-signature'] = signWebhook(options.secret, id, timestamp, body);
+      try {
+        const response = await fetch(options.url, {
+          method: 'POST',
+          headers,
+          body,
+          redirect: 'manual', // a redirect is an answer to retry, not to follow with a signed body
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        await response.body?.cancel();
+        return classifyWebhookStatus(response.status);
+      } catch (error) {
+        const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+        return { outcome: 'retry', error: `webhook request failed: ${reason}` };
+      }
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// The outbox worker: claims due deliveries, hands each to its channel, records every attempt, and
+// schedules retries. Runs inside the service process; after a crash it simply finds the pending
+// rows again on the next start.
+import type { Logger } from 'pino';
+import type { DueDelivery, Outbox } from '../storage/store.js';
+import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
+import type { Channel, SendResult } from './channel.js';
+
+export interface WorkerOptions {
+  readonly outbox: Outbox;
+  readonly channels: readonly Channel[];
+  readonly logger: Logger;
+  readonly retry?: RetryPolicy;
+  /** Deliveries in flight at once. */
+  readonly concurrency?: number;
+  /** How long a claim is held before another worker may take the delivery over. */
+  readonly leaseMs?: number;
+  /** How often to look for due retries when nothing wakes the worker. */
+  readonly pollIntervalMs?: number;
+  /** Release every lease on start: right for a store only this process uses (SQLite). */
+  readonly releaseLeasesOnStart?: boolean;
+  readonly now?: () => Date;
+}
+
+const DEFAULT_CONCURRENCY = 16;
+/** Longer than any single attempt can take (SMTP and webhook timeouts are far below it). */
+const DEFAULT_LEASE_MS = 2 * 60 * 1000;
+const DEFAULT_POLL_INTERVAL_MS = 1_000;
+
+export class DeliveryWorker {
+  private readonly channels: Map<string, Channel>;
+  private readonly retry: RetryPolicy;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly now: () => Date;
+  private readonly inFlight = new Set<Promise<void>>();
+  private running = false;
+  private claiming = false;
+  private wakeAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.channels = new Map(options.channels.map((channel) => [channel.name, channel]));
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    if (this.options.releaseLeasesOnStart) await this.options.outbox.releaseLeases();
+    this.running = true;
+    this.wake();
+  }
+
+  /** Look for due deliveries now (called after a commit that enqueued some). */
+  wake(): void {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.wakeAgain = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  /** Stops claiming and waits for the deliveries already started to finish. */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async pump(): Promise<void> {
+    this.claiming = true;
+    clearTimeout(this.timer);
+    try {
+      do {
+        this.wakeAgain = false;
+        const capacity = this.concurrency - this.inFlight.size;
+        if (capacity <= 0) break;
+        const due = await this.options.outbox.claimDue(this.now(), capacity, this.leaseMs);
+        for (const item of due) this.track(this.deliver(item));
+        if (due.length === capacity) this.wakeAgain = true;
+      } while (this.wakeAgain && this.running);
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'delivery worker could not read the outbox; will retry');
+    } finally {
+      this.claiming = false;
+    }
+    if (this.running) this.timer = setTimeout(() => this.wake(), this.pollIntervalMs).unref();
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => {
+      this.inFlight.delete(work);
+      this.wake();
+    });
+  }
+
+  private async deliver({ delivery, inquiry }: DueDelivery): Promise<void> {
+    const log = this.options.logger.child({ reference: delivery.reference, channel: delivery.channel, deliveryId: delivery.id });
+    const channel = this.channels.get(delivery.channel);
+    const attemptedAt = this.now();
+    const started = performance.now();
+    let result: SendResult;
+    if (!channel) {
+      result = { outcome: 'retry', error: `channel "${delivery.channel}" is not configured in this process` };
+    } else {
+      try {
+        result = await channel.send(delivery, inquiry);
+      } catch (error) {
+        result = { outcome: 'retry', error: error instanceof Error ? error.message : String(error) };
+      }
+    }
+    const durationMs = performance.now() - started;
+    const failures = delivery.attempts + 1;
+    try {
+      if (result.outcome === 'succeeded') {
+        await this.options.outbox.recordAttempt(delivery.id, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
+        log.info({ attempt: failures, durationMs: Math.round(durationMs) }, 'inquiry delivered');
+        return;
+      }
+      const attempt = { attemptedAt, outcome: result.outcome, error: result.error, durationMs } as const;
+      if (result.outcome === 'failed') {
+        await this.options.outbox.recordAttempt(delivery.id, attempt, { outcome: 'failed', error: result.error });
+        log.error({ attempt: failures, error: result.error }, 'delivery failed permanently; re-queue it with the CLI once fixed');
+        return;
+      }
+      const runAt = nextAttemptAt(delivery.createdAt, this.now(), failures, this.retry);
+      if (runAt === null) {
+        await this.options.outbox.recordAttempt(delivery.id, attempt, { outcome: 'dead', error: result.error });
+        log.error({ attempt: failures, error: result.error }, 'delivery given up after the retry window; re-queue it with the CLI');
+        return;
+      }
+      await this.options.outbox.recordAttempt(delivery.id, attempt, { outcome: 'retry', error: result.error, runAt });
+      log.warn({ attempt: failures, error: result.error, retryAt: runAt.toISOString() }, 'delivery attempt failed; will retry');
+    } catch (error) {
+      // The attempt could not be recorded: the lease expires and the delivery is tried again.
+      log.error({ err: error }, 'could not record a delivery attempt');
+    }
+  }
+}

@@ -1,0 +1,75 @@
+// The one place where errors become HTTP responses: RFC 9457 problem+json for /api/* (and every
+// other route), with a stable `error` code. Unknown errors become a generic 500 that names the
+// request id and nothing else: no message, stack, SQL or path ever reaches a client.
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, ValidationError } from '../errors.js';
+import { type FieldError, toFieldErrors } from '../validation/ajv.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly error: string;
+  readonly errors?: readonly FieldError[];
+  readonly requestId?: string;
+}
+
+export function problem(status: number, error: string, detail: string, extra: Partial<Problem> = {}): Problem {
+  // "about:blank" with the status phrase as title (RFC 9457 §4.2.1); `error` tells problems apart.
+  return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, error, ...extra };
+}
+
+/** Fastify's own 4xx errors, whose messages are fixed texts safe to show. */
+const FASTIFY_ERRORS: Record<string, { error: string; detail?: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    error: 'unsupported_media_type',
+    detail: 'Send the request body as JSON with Content-Type: application/json.',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { error: 'invalid_request', detail: 'Content-Length does not match the body.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { error: 'payload_too_large' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { error: 'invalid_json', detail: 'The request body is empty; send the inquiry as a JSON object.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { error: 'invalid_json' },
+};
+
+export function toProblem(error: FastifyError | Error, request: FastifyRequest, bodyLimit: number): Problem {
+  if (error instanceof ValidationError) return problem(400, error.code, error.message, { errors: error.errors });
+  if (error instanceof DomainError) {
+    return error.status >= 500
+      ? problem(error.status, error.code, error.message, { requestId: request.id })
+      : problem(error.status, error.code, error.message);
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    return problem(400, 'invalid_request', 'The request has invalid fields; see errors for each one.', {
+      errors: toFieldErrors(fastifyError.validation as never),
+    });
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 413) return problem(413, 'payload_too_large', `The request body is larger than ${bodyLimit / 1024} KiB.`);
+  if (status === 429) return problem(429, 'rate_limited', error.message);
+  const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
+  if (known) return problem(status, known.error, known.detail ?? 'The request body is not valid JSON.');
+  if (error instanceof SyntaxError && status === 400) return problem(400, 'invalid_json', 'The request body is not valid JSON.');
+  if (status >= 400 && status < 500) return problem(status, 'invalid_request', STATUS_CODES[status] ?? 'Bad request');
+  return problem(500, 'internal_error', 'Something went wrong on our side. Please try again.', { requestId: request.id });
+}
+
+export function sendProblem(reply: FastifyReply, value: Problem): FastifyReply {
+  return reply.code(value.status).type(PROBLEM_CONTENT_TYPE).send(value);
+}
+
+export function registerProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const value = toProblem(error, request, bodyLimit);
+    if (value.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.debug({ err: error }, 'request rejected');
+    return sendProblem(reply, value);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`)),
+  );
+}

@@ -1,0 +1,37 @@
+// GET /api/health (interface document §4.2): 200 while the store answers, 503 problem+json when not.
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../../storage/store.js';
+import { problem, sendProblem } from '../problems.js';
+
+export const healthSchema = {
+  $id: 'Health',
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: {
+    status: { type: 'string', const: 'ok' },
+    service: { type: 'string' },
+  },
+} as const;
+
+const HEALTHY = { status: 'ok', service: 'studio-inquiry' } as const;
+
+export async function healthRoute(app: FastifyInstance, { store }: { store: Pick<Store, 'ping'> }) {
+  app.get(
+    '/api/health',
+    // Load balancers ask every few seconds: keep them out of the info-level request log.
+    { logLevel: 'warn', schema: { response: { 200: healthSchema } } },
+    async (request, reply) => {
+      try {
+        await store.ping();
+      } catch (error) {
+        request.log.error({ err: error }, 'health check: the store does not answer');
+        return sendProblem(
+          reply,
+          problem(503, 'store_unavailable', 'The inquiry store is not answering; inquiries cannot be accepted right now.'),
+        );
+      }
+      return HEALTHY;
+    },
+  );
+}

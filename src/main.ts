@@ -1,0 +1,70 @@
+// The entry point: configuration → services → HTTP app → listen; on SIGTERM/SIGINT stop accepting,
+// finish in-flight requests and started deliveries, and exit 0 (CONTRACT.md).
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { createServices } from './services.js';
+import { loadStudioProfile } from './studio/profile.js';
+
+/** CONTRACT.md: exit within 10 s of the signal; keep a margin for the process to end. */
+const SHUTDOWN_DEADLINE_MS = 9_000;
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  let profile: ReturnType<typeof loadStudioProfile>;
+  try {
+    config = loadConfig();
+    profile = loadStudioProfile(config.studioProfilePath);
+  } catch (error) {
+    const message = error instanceof ConfigError ? error.message : `STUDIO_PROFILE: ${(error as Error).message}`;
+    process.stderr.write(`studio-inquiry: invalid configuration: ${message}\n`);
+    process.exit(1);
+  }
+
+  const logger = createLogger(config.logLevel);
+  let services: Awaited<ReturnType<typeof createServices>>;
+  try {
+    services = await createServices(config, profile, logger);
+  } catch (error) {
+    const message =
+      error instanceof Error && error.message.startsWith('DATABASE_URL') ? error.message : 'DATABASE_URL: cannot open the database';
+    logger.fatal({ err: error }, message);
+    process.stderr.write(`studio-inquiry: ${message}\n`);
+    process.exit(1);
+  }
+  if (services.channels.length === 0) {
+    logger.warn(
+      'no delivery channel is configured (set SMTP_URL and INQUIRY_TO, or WEBHOOK_URL): inquiries are stored in the inbox only; read them with `npm run inquiries -- list`',
+    );
+  }
+  if (config.webhook && !config.webhook.secret) {
+    logger.warn('WEBHOOK_SECRET is not set: webhook requests are sent unsigned');
+  }
+
+  const app = await buildApp({ config, logger, profile, store: services.store, inquiries: services.inquiries });
+  await services.worker.start();
+  await app.listen({ port: config.port, host: config.host });
+  logger.info(
+    { publicUrl: config.publicUrl, database: config.database.kind, channels: services.channels.map((c) => c.name) },
+    'studio-inquiry is ready',
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests and deliveries');
+    setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    await app.close();
+    await services.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+await main();

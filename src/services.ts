@@ -1,0 +1,79 @@
+// The composition root below HTTP: store, outbox channels, delivery worker and the inquiry service,
+// built from the configuration. The entry point, the CLI and the tests all start here.
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { RetryPolicy } from './delivery/backoff.js';
+import type { Channel } from './delivery/channel.js';
+import { createEmailChannel } from './delivery/email.js';
+import { createWebhookChannel } from './delivery/webhook.js';
+import { DeliveryWorker } from './delivery/worker.js';
+import { createInquiryService, type InquiryService } from './inquiries/service.js';
+import { openDatabase } from './storage/database.js';
+import { GroupCommitter } from './storage/group-commit.js';
+import { createStore, type Store } from './storage/store.js';
+import type { StudioProfile } from './studio/profile.js';
+
+export interface Services {
+  readonly store: Store;
+  readonly channels: readonly Channel[];
+  readonly worker: DeliveryWorker;
+  readonly inquiries: InquiryService;
+  /** Stops the worker (letting started deliveries finish), then closes channels and the store. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly retry?: RetryPolicy;
+  readonly pollIntervalMs?: number;
+  readonly now?: () => Date;
+}
+
+export async function openStore(config: Config): Promise<Store> {
+  return createStore(await openDatabase(config.database));
+}
+
+export function createChannels(config: Config, profile: StudioProfile): Channel[] {
+  const channels: Channel[] = [];
+  if (config.smtp) {
+    channels.push(createEmailChannel({ smtpUrl: config.smtp.url, from: config.mailFrom, to: config.smtp.inquiryTo, profile }));
+  }
+  if (config.webhook) channels.push(createWebhookChannel({ url: config.webhook.url, secret: config.webhook.secret }));
+  return channels;
+}
+
+export async function createServices(
+  config: Config,
+  profile: StudioProfile,
+  logger: Logger,
+  options: ServiceOptions = {},
+): Promise<Services> {
+  const store = await openStore(config);
+  const channels = createChannels(config, profile);
+  const worker = new DeliveryWorker({
+    outbox: store.outbox,
+    channels,
+    logger: logger.child({ component: 'delivery' }),
+    releaseLeasesOnStart: store.dialect === 'sqlite',
+    ...(options.retry && { retry: options.retry }),
+    ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.now && { now: options.now }),
+  });
+  const inquiries = createInquiryService({
+    store,
+    committer: new GroupCommitter(store),
+    channels: channels.map((channel) => channel.name),
+    onEnqueued: () => worker.wake(),
+    ...(options.now && { now: options.now }),
+  });
+  return {
+    store,
+    channels,
+    worker,
+    inquiries,
+    async close() {
+      await worker.stop();
+      await Promise.all(channels.map((channel) => channel.close?.()));
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// Schema migrations, run on every start (already applied ones are skipped). Written with Kysely's
+// schema builder and portable types so that SQLite and PostgreSQL share them.
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+
+const migrations: Record<string, Migration> = {
+  '001_inquiries_and_outbox': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('inquiries')
+        .addColumn('reference', 'text', (c) => c.primaryKey())
+        .addColumn('first_name', 'text', (c) => c.notNull())
+        .addColumn('last_name', 'text', (c) => c.notNull())
+        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('company', 'text')
+        .addColumn('message', 'text', (c) => c.notNull())
+        .addColumn('client_id', 'text')
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('received_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('inquiries_fingerprint').on('inquiries').columns(['fingerprint', 'received_at']).execute();
+      await db.schema.createIndex('inquiries_received_at').on('inquiries').column('received_at').execute();
+
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('reference', 'text', (c) => c.notNull().references('inquiries.reference'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('idempotency_keys_created_at').on('idempotency_keys').column('created_at').execute();
+
+      await db.schema
+        .createTable('deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('reference', 'text', (c) => c.notNull().references('inquiries.reference'))
+        .addColumn('channel', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('run_at', 'bigint', (c) => c.notNull())
+        .addColumn('locked_until', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('finished_at', 'bigint')
+        .addUniqueConstraint('deliveries_reference_channel', ['reference', 'channel'])
+        .execute();
+      await db.schema.createIndex('deliveries_due').on('deliveries').columns(['status', 'run_at']).execute();
+
+      await db.schema
+        .createTable('delivery_attempts')
+        .addColumn('delivery_id', 'text', (c) => c.notNull().references('deliveries.id'))
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('attempted_at', 'bigint', (c) => c.notNull())
+        .addColumn('outcome', 'text', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('delivery_attempts_pk', ['delivery_id', 'attempt'])
+        .execute();
+    },
+  },
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${failed} failed`, { cause: error });
+  }
+}
+
+/** Cheapest round trip to the database, for the health check. */
+export async function ping(db: Kysely<unknown>): Promise<void> {
+  await sql`select 1`.execute(db);
+}

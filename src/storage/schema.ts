@@ -1,0 +1,54 @@
+// Table shapes as Kysely sees them. Times are milliseconds since the epoch (BIGINT) so that SQLite
+// and PostgreSQL store and compare them alike.
+import type { Generated } from 'kysely';
+
+export interface InquiriesTable {
+  reference: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  company: string | null;
+  message: string;
+  client_id: string | null;
+  /** SHA-256 of the normalised email and message: finds a repeated submission. */
+  fingerprint: string;
+  received_at: number;
+}
+
+export interface IdempotencyKeysTable {
+  key: string;
+  request_hash: string;
+  reference: string;
+  created_at: number;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';
+
+export interface DeliveriesTable {
+  id: string;
+  reference: string;
+  channel: string;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  run_at: number;
+  locked_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export interface DeliveryAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  attempted_at: number;
+  outcome: 'succeeded' | 'retry' | 'failed';
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface Database {
+  inquiries: InquiriesTable;
+  idempotency_keys: IdempotencyKeysTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+}

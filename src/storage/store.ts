@@ -1,0 +1,318 @@
+// The storage ports the domain uses (inquiries, idempotency keys, the delivery outbox) and their
+// Kysely implementation. Every method takes an optional transaction so that several writes can be
+// committed together; the domain never sees Kysely itself, only the opaque `Tx`.
+import type { Kysely, Transaction } from 'kysely';
+import type { Dialect, OpenDatabase } from './database.js';
+import { ping } from './migrations.js';
+import type { Database, DeliveryStatus } from './schema.js';
+
+export type { DeliveryStatus } from './schema.js';
+
+/** An open transaction, passed back into store methods. */
+export type Tx = { readonly __brand: 'Tx' };
+
+export interface InquiryRecord {
+  readonly reference: string;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly email: string;
+  readonly company: string | null;
+  readonly message: string;
+  readonly clientId: string | null;
+  readonly receivedAt: Date;
+}
+
+export interface DeliveryRecord {
+  readonly id: string;
+  readonly reference: string;
+  readonly channel: string;
+  readonly status: DeliveryStatus;
+  readonly attempts: number;
+  readonly runAt: Date;
+  readonly lastError: string | null;
+  readonly createdAt: Date;
+  readonly finishedAt: Date | null;
+}
+
+export interface DeliveryAttempt {
+  readonly attempt: number;
+  readonly attemptedAt: Date;
+  readonly outcome: 'succeeded' | 'retry' | 'failed';
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+/** A claimed delivery together with the inquiry it carries. */
+export interface DueDelivery {
+  readonly delivery: DeliveryRecord;
+  readonly inquiry: InquiryRecord;
+}
+
+export type AttemptOutcome =
+  | { readonly outcome: 'succeeded' }
+  | { readonly outcome: 'retry'; readonly error: string; readonly runAt: Date }
+  | { readonly outcome: 'failed' | 'dead'; readonly error: string };
+
+export interface InquiryStore {
+  /** Inserts unless the reference is taken; returns whether it was inserted. */
+  insert(inquiry: InquiryRecord, fingerprint: string, tx?: Tx): Promise<boolean>;
+  findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
+  /** The earliest inquiry with this fingerprint received at or after `since`. */
+  findRecentByFingerprint(fingerprint: string, since: Date, tx?: Tx): Promise<string | undefined>;
+  list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
+}
+
+export interface IdempotencyStore {
+  find(key: string, tx?: Tx): Promise<{ requestHash: string; reference: string } | undefined>;
+  insert(entry: { key: string; requestHash: string; reference: string; createdAt: Date }, tx?: Tx): Promise<void>;
+  deleteOlderThan(cutoff: Date): Promise<number>;
+}
+
+export interface Outbox {
+  enqueue(reference: string, channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
+  /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
+  claimDue(now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
+  /** Records one attempt and its consequence in one transaction, releasing the lease. */
+  recordAttempt(deliveryId: string, attempt: Omit<DeliveryAttempt, 'attempt'>, result: AttemptOutcome): Promise<void>;
+  /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
+  releaseLeases(): Promise<void>;
+  /** Puts failed and dead deliveries (all, or one inquiry's) back in the queue; returns how many. */
+  requeue(now: Date, reference?: string): Promise<number>;
+  forReference(reference: string): Promise<DeliveryRecord[]>;
+  forReferences(references: readonly string[]): Promise<DeliveryRecord[]>;
+  attempts(deliveryId: string): Promise<DeliveryAttempt[]>;
+  countByStatus(): Promise<Record<DeliveryStatus, number>>;
+}
+
+export interface Store {
+  readonly dialect: Dialect;
+  readonly inquiries: InquiryStore;
+  readonly idempotency: IdempotencyStore;
+  readonly outbox: Outbox;
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type InquiryRow = Database['inquiries'];
+type DeliveryRow = Database['deliveries'];
+
+const toInquiry = (row: InquiryRow): InquiryRecord => ({
+  reference: row.reference,
+  firstName: row.first_name,
+  lastName: row.last_name,
+  email: row.email,
+  company: row.company,
+  message: row.message,
+  clientId: row.client_id,
+  receivedAt: new Date(Number(row.received_at)),
+});
+
+const toDelivery = (row: Omit<DeliveryRow, 'attempts'> & { attempts: number }): DeliveryRecord => ({
+  id: row.id,
+  reference: row.reference,
+  channel: row.channel,
+  status: row.status,
+  attempts: Number(row.attempts),
+  runAt: new Date(Number(row.run_at)),
+  lastError: row.last_error,
+  createdAt: new Date(Number(row.created_at)),
+  finishedAt: row.finished_at === null ? null : new Date(Number(row.finished_at)),
+});
+
+/** Keeps attempt errors readable in the CLI and bounded in the database. */
+const ERROR_TEXT_MAX_LENGTH = 1_000;
+
+export function createStore({ db, dialect }: OpenDatabase): Store {
+  const q = (tx?: Tx): Kysely<Database> => (tx as unknown as Transaction<Database> | undefined) ?? db;
+
+  const inquiries: InquiryStore = {
+    async insert(inquiry, fingerprint, tx) {
+      const result = await q(tx)
+        .insertInto('inquiries')
+        .values({
+          reference: inquiry.reference,
+          first_name: inquiry.firstName,
+          last_name: inquiry.lastName,
+          email: inquiry.email,
+          company: inquiry.company,
+          message: inquiry.message,
+          client_id: inquiry.clientId,
+          fingerprint,
+          received_at: inquiry.receivedAt.getTime(),
+        })
+        .onConflict((oc) => oc.column('reference').doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+    },
+    async findByReference(reference, tx) {
+      const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
+      return row && toInquiry(row);
+    },
+    async findRecentByFingerprint(fingerprint, since, tx) {
+      const row = await q(tx)
+        .selectFrom('inquiries')
+        .select('reference')
+        .where('fingerprint', '=', fingerprint)
+        .where('received_at', '>=', since.getTime())
+        .orderBy('received_at')
+        .limit(1)
+        .executeTakeFirst();
+      return row?.reference;
+    },
+    async list({ limit, offset = 0, since }) {
+      let query = db.selectFrom('inquiries').selectAll();
+      if (since) query = query.where('received_at', '>=', since.getTime());
+      const rows = await query.orderBy('received_at', 'desc').orderBy('reference').limit(limit).offset(offset).execute();
+      return rows.map(toInquiry);
+    },
+  };
+
+  const idempotency: IdempotencyStore = {
+    async find(key, tx) {
+      const row = await q(tx)
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'reference'])
+        .where('key', '=', key)
+        .executeTakeFirst();
+      return row && { requestHash: row.request_hash, reference: row.reference };
+    },
+    async insert(entry, tx) {
+      await q(tx)
+        .insertInto('idempotency_keys')
+        .values({ key: entry.key, request_hash: entry.requestHash, reference: entry.reference, created_at: entry.createdAt.getTime() })
+        .execute();
+    },
+    async deleteOlderThan(cutoff) {
+      const result = await db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff.getTime()).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+
+  const outbox: Outbox = {
+    async enqueue(reference, channels, now, tx) {
+      if (channels.length === 0) return;
+      await q(tx)
+        .insertInto('deliveries')
+        .values(
+          channels.map((channel) => ({
+            id: crypto.randomUUID(),
+            reference,
+            channel,
+            status: 'pending' as const,
+            run_at: now.getTime(),
+            locked_until: null,
+            last_error: null,
+            created_at: now.getTime(),
+            finished_at: null,
+          })),
+        )
+        .execute();
+    },
+    async claimDue(now, limit, leaseMs) {
+      const at = now.getTime();
+      const claimed = await db.transaction().execute(async (trx) => {
+        const due = trx
+          .selectFrom('deliveries')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('run_at', '<=', at)
+          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+          .orderBy('run_at')
+          .limit(limit);
+        return trx
+          .updateTable('deliveries')
+          .set({ locked_until: at + leaseMs })
+          .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+          .returningAll()
+          .execute();
+      });
+      if (claimed.length === 0) return [];
+      const references = [...new Set(claimed.map((row) => row.reference))];
+      const rows = await db.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute();
+      const byReference = new Map(rows.map((row) => [row.reference, toInquiry(row)]));
+      return claimed.flatMap((row) => {
+        const inquiry = byReference.get(row.reference);
+        return inquiry ? [{ delivery: toDelivery(row), inquiry }] : [];
+      });
+    },
+    async recordAttempt(deliveryId, attempt, result) {
+      await db.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable('deliveries')
+          .set((eb) => ({
+            attempts: eb('attempts', '+', 1),
+            locked_until: null,
+            status: result.outcome === 'retry' ? 'pending' : result.outcome,
+            run_at: result.outcome === 'retry' ? result.runAt.getTime() : eb.ref('run_at'),
+            last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
+            finished_at: result.outcome === 'retry' ? null : attempt.attemptedAt.getTime() + attempt.durationMs,
+          }))
+          .where('id', '=', deliveryId)
+          .returning('attempts')
+          .executeTakeFirstOrThrow();
+        await trx
+          .insertInto('delivery_attempts')
+          .values({
+            delivery_id: deliveryId,
+            attempt: Number(updated.attempts),
+            attempted_at: attempt.attemptedAt.getTime(),
+            outcome: attempt.outcome,
+            error: attempt.error?.slice(0, ERROR_TEXT_MAX_LENGTH) ?? null,
+            duration_ms: Math.round(attempt.durationMs),
+          })
+          .execute();
+      });
+    },
+    async releaseLeases() {
+      await db.updateTable('deliveries').set({ locked_until: null }).where('status', '=', 'pending').execute();
+    },
+    async requeue(now, reference) {
+      let query = db
+        .updateTable('deliveries')
+        .set({ status: 'pending', run_at: now.getTime(), locked_until: null, finished_at: null })
+        .where('status', 'in', ['failed', 'dead']);
+      if (reference !== undefined) query = query.where('reference', '=', reference);
+      const result = await query.executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+    async forReference(reference) {
+      return outbox.forReferences([reference]);
+    },
+    async forReferences(references) {
+      if (references.length === 0) return [];
+      const rows = await db.selectFrom('deliveries').selectAll().where('reference', 'in', references).orderBy('channel').execute();
+      return rows.map(toDelivery);
+    },
+    async attempts(deliveryId) {
+      const rows = await db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+      return rows.map((row) => ({
+        attempt: Number(row.attempt),
+        attemptedAt: new Date(Number(row.attempted_at)),
+        outcome: row.outcome,
+        error: row.error,
+        durationMs: Number(row.duration_ms),
+      }));
+    },
+    async countByStatus() {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
+        .groupBy('status')
+        .execute();
+      const counts: Record<DeliveryStatus, number> = { pending: 0, succeeded: 0, failed: 0, dead: 0 };
+      for (const row of rows) counts[row.status] = Number(row.count);
+      return counts;
+    },
+  };
+
+  return {
+    dialect,
+    inquiries,
+    idempotency,
+    outbox,
+    transaction: (work) => db.transaction().execute((trx) => work(trx as unknown as Tx)),
+    ping: () => ping(db as Kysely<unknown>),
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,70 @@
+// The one JSON Schema validator of the service. HTTP routes, the domain and (later) MCP tools compile
+// their schemas here, so the same schema object is checked the same way everywhere.
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+
+export const ajv = new Ajv({
+  allErrors: true, // report every bad field at once, not just the first
+  coerceTypes: false, // "42" is not 42: no silent coercion
+  removeAdditional: false, // unknown properties are errors, never silently dropped
+  useDefaults: false,
+  strict: true,
+});
+addFormats.default(ajv, ['email', 'uri']);
+
+export interface FieldError {
+  /** RFC 6901 JSON Pointer into the request body ("" is the body itself). */
+  readonly pointer: string;
+  readonly detail: string;
+}
+
+const escapePointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Turns ajv's errors into one plain-language `{pointer, detail}` per problem. */
+export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
+  const seen = new Set<string>();
+  const result: FieldError[] = [];
+  for (const error of errors) {
+    const fieldError = describe(error);
+    const key = `${fieldError.pointer}\u0000${fieldError.detail}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      result.push(fieldError);
+    }
+  }
+  return result;
+}
+
+function describe(error: ErrorObject): FieldError {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return { pointer: `${error.instancePath}/${escapePointerToken(String(params.missingProperty))}`, detail: 'is required' };
+    case 'additionalProperties':
+      return {
+        pointer: `${error.instancePath}/${escapePointerToken(String(params.additionalProperty))}`,
+        detail: 'is not an allowed property',
+      };
+    case 'type':
+      return {
+        pointer: error.instancePath,
+        detail: params.type === 'object' ? 'must be a JSON object' : `must be a ${String(params.type)}`,
+      };
+    case 'minLength':
+      return { pointer: error.instancePath, detail: 'must not be empty' };
+    case 'maxLength':
+      return { pointer: error.instancePath, detail: `must be at most ${String(params.limit)} characters long` };
+    case 'pattern':
+      return { pointer: error.instancePath, detail: 'must contain more than whitespace' };
+    case 'format':
+      return {
+        pointer: error.instancePath,
+        detail:
+          params.format === 'email'
+            ? 'must be a valid email address, such as name@example.com'
+            : `must be a valid ${String(params.format)}`,
+      };
+    default:
+      return { pointer: error.instancePath, detail: error.message ?? 'is not valid' };
+  }
+}
