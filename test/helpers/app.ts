@@ -1,0 +1,95 @@
+// Builds the real application through the same factories as src/main.ts, on a temporary SQLite file,
+// with configuration read by the real loadConfig from an environment given by the test.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import type { RetryPolicy } from '../../src/delivery/backoff.js';
+import { createServices, type Services } from '../../src/services.js';
+import { loadStudioProfile, type StudioProfile } from '../../src/studio/profile.js';
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  readonly config: Config;
+  readonly profile: StudioProfile;
+  readonly dir: string;
+  /** Base URL when started with `listen: true`. */
+  readonly baseUrl: string;
+  close(): Promise<void>;
+}
+
+export const FAST_RETRY: RetryPolicy = { baseMs: 40, capMs: 200, windowMs: 60_000 };
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'studio-inquiry-test-'));
+}
+
+export interface TestAppOptions {
+  readonly env?: Record<string, string>;
+  readonly retry?: RetryPolicy;
+  readonly listen?: boolean;
+  /** Reuse a directory (and so a database) from an earlier app. */
+  readonly dir?: string;
+  readonly startWorker?: boolean;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dir = options.dir ?? tempDir();
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(dir, 'studio.db')}`,
+    RATE_LIMIT_INQUIRIES: 'off',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    PUBLIC_URL: 'http://localhost:3000',
+    ...options.env,
+  });
+  const profile = loadStudioProfile(config.studioProfilePath);
+  const logger = pino({ level: config.logLevel });
+  const services = await createServices(config, profile, logger, {
+    retry: options.retry ?? FAST_RETRY,
+    pollIntervalMs: 50,
+  });
+  const app = await buildApp({ config, logger, profile, store: services.store, inquiries: services.inquiries });
+  if (options.startWorker !== false) await services.worker.start();
+  let baseUrl = '';
+  if (options.listen) baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  else await app.ready();
+  let closed = false;
+  return {
+    app,
+    services,
+    config,
+    profile,
+    dir,
+    baseUrl,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await services.close();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const validInquiry = (overrides: Record<string, unknown> = {}) => ({
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email: 'ada@example.com',
+  company: 'Analytical Engines Ltd',
+  message: 'We need a new website for our engine.',
+  ...overrides,
+});
+
+export const REFERENCE_IN_TEXT = /INQ-[0-9A-HJKMNP-TV-Z]{6}/;
+
+export function referenceOf(text: string): string {
+  const match = REFERENCE_IN_TEXT.exec(text);
+  if (!match) throw new Error(`no reference in "${text}"`);
+  return match[0];
+}
