@@ -20,19 +20,14 @@ export interface FieldError {
 
 const escapePointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Turns ajv's errors into one plain-language `{pointer, detail}` per problem. */
+/** Turns ajv's errors into one plain-language `{pointer, detail}` per bad field (its first problem). */
 export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
-  const seen = new Set<string>();
-  const result: FieldError[] = [];
+  const byPointer = new Map<string, FieldError>();
   for (const error of errors) {
     const fieldError = describe(error);
-    const key = `${fieldError.pointer}\u0000${fieldError.detail}`;
-    if (!seen.has(key)) {
-      seen.add(key);
-      result.push(fieldError);
-    }
+    if (!byPointer.has(fieldError.pointer)) byPointer.set(fieldError.pointer, fieldError);
   }
-  return result;
+  return [...byPointer.values()];
 }
 
 function describe(error: ErrorObject): FieldError {

@@ -1,0 +1,269 @@
+// POST /api/contact in process (app.inject): the happy path, every documented error, idempotency,
+// duplicate folding and the rate limit.
+import { afterEach, describe, expect, it } from 'vitest';
+import { REFERENCE_PATTERN } from '../../src/inquiries/reference.js';
+import { INQUIRY_LIMITS } from '../../src/inquiries/schema.js';
+import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { TEST_WEBHOOK_SECRET } from '../helpers/webhook.js';
+
+let testApp: TestApp;
+afterEach(async () => {
+  await testApp?.close();
+});
+
+// A webhook channel pointing at a closed port: deliveries stay pending and the test can count them.
+const WITH_WEBHOOK = { WEBHOOK_URL: 'http://127.0.0.1:9/never', WEBHOOK_SECRET: TEST_WEBHOOK_SECRET };
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  testApp.app.inject({
+    method: 'POST',
+    url: '/api/contact',
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+describe('POST /api/contact accepts an inquiry', () => {
+  it('answers 200 text/plain naming the studio, the response time and a reference, and stores it with its delivery', async () => {
+    testApp = await startTestApp({ env: WITH_WEBHOOK, startWorker: false });
+    const response = await post(validInquiry());
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(response.body).toContain(testApp.profile.name);
+    expect(response.body).toContain('within 24 hours');
+    const reference = referenceOf(response.body);
+    expect(reference).toMatch(REFERENCE_PATTERN);
+
+    const stored = await testApp.services.store.inquiries.findByReference(reference);
+    expect(stored).toMatchObject({
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      email: 'ada@example.com',
+      company: 'Analytical Engines Ltd',
+      clientId: null,
+    });
+    const deliveries = await testApp.services.store.outbox.forReference(reference);
+    expect(deliveries.map((d) => [d.channel, d.status])).toEqual([['webhook', 'pending']]);
+  });
+
+  it('accepts an inquiry without company, and with maximum-length fields', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const { company: _omitted, ...withoutCompany } = validInquiry();
+    expect((await post(withoutCompany)).statusCode).toBe(200);
+    const longest = validInquiry({
+      firstName: 'F'.repeat(INQUIRY_LIMITS.nameMaxLength),
+      lastName: 'L'.repeat(INQUIRY_LIMITS.nameMaxLength),
+      company: 'C'.repeat(INQUIRY_LIMITS.companyMaxLength),
+      email: `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`,
+      message: 'M'.repeat(INQUIRY_LIMITS.messageMaxLength),
+    });
+    expect(longest.email.length).toBe(INQUIRY_LIMITS.emailMaxLength);
+    expect((await post(longest)).statusCode).toBe(200);
+  });
+
+  it('never lets an Authorization header block an inquiry', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await post(validInquiry(), { authorization: 'Bearer not-a-real-token' });
+    expect(response.statusCode).toBe(200);
+  });
+});
+
+describe('POST /api/contact rejects bad input with problem details', () => {
+  it('lists every bad field as {pointer, detail}', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await post({ firstName: '   ', email: 'not-an-email', message: '', extra: 1, company: 5 });
+    expect(response.statusCode).toBe(400);
+    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    const body = response.json();
+    expect(body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400, error: 'invalid_request' });
+    const pointers = body.errors.map((e: { pointer: string }) => e.pointer).sort();
+    expect(pointers).toEqual(['/company', '/email', '/extra', '/firstName', '/lastName', '/message']);
+    for (const error of body.errors) expect(error.detail).toEqual(expect.any(String));
+    expect(body.errors).toContainEqual({ pointer: '/lastName', detail: 'is required' });
+    expect(body.errors).toContainEqual({ pointer: '/extra', detail: 'is not an allowed property' });
+  });
+
+  it('counts whitespace-only names and messages as empty', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const field of ['firstName', 'lastName', 'message']) {
+      const response = await post(validInquiry({ [field]: ' \t\n ' }));
+      expect(response.statusCode).toBe(400);
+      expect(response.json().errors).toEqual([{ pointer: `/${field}`, detail: 'must contain more than whitespace' }]);
+    }
+  });
+
+  it('enforces the documented maximum lengths', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const cases: [string, string][] = [
+      ['firstName', 'x'.repeat(INQUIRY_LIMITS.nameMaxLength + 1)],
+      ['lastName', 'x'.repeat(INQUIRY_LIMITS.nameMaxLength + 1)],
+      ['company', 'x'.repeat(INQUIRY_LIMITS.companyMaxLength + 1)],
+      ['email', `${'a'.repeat(INQUIRY_LIMITS.emailMaxLength)}@example.com`],
+      ['message', 'x'.repeat(INQUIRY_LIMITS.messageMaxLength + 1)],
+    ];
+    for (const [field, value] of cases) {
+      const response = await post(validInquiry({ [field]: value }));
+      expect(response.statusCode, field).toBe(400);
+      expect(response.json().errors.map((e: { pointer: string }) => e.pointer)).toContain(`/${field}`);
+    }
+  });
+
+  it('does not coerce types', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await post(validInquiry({ firstName: 42, company: null }));
+    expect(response.statusCode).toBe(400);
+    expect(response.json().errors).toEqual(
+      expect.arrayContaining([
+        { pointer: '/firstName', detail: 'must be a string' },
+        { pointer: '/company', detail: 'must be a string' },
+      ]),
+    );
+  });
+
+  it.each([
+    ['invalid JSON', '{"firstName": "Ada",', 'invalid_json'],
+    ['an empty body', '', 'invalid_json'],
+    ['an array', '[1, 2]', 'invalid_request'],
+    ['a string', '"hello"', 'invalid_request'],
+    ['null', 'null', 'invalid_request'],
+  ])('answers 400 for %s', async (_name, payload, error) => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await post(payload);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ status: 400, error });
+  });
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'])(
+    'answers 415 for Content-Type %s',
+    async (contentType) => {
+      testApp = await startTestApp({ startWorker: false });
+      const response = await post('firstName=Ada', { 'content-type': contentType });
+      expect(response.statusCode).toBe(415);
+      expect(response.json()).toMatchObject({ status: 415, error: 'unsupported_media_type' });
+    },
+  );
+
+  it('answers 413 above 64 KiB', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await post(validInquiry({ message: 'x'.repeat(65 * 1024) }));
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toMatchObject({ status: 413, error: 'payload_too_large' });
+  });
+
+  it('stores nothing for a rejected inquiry', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    await post(validInquiry({ email: 'nope' }));
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toEqual([]);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('answers a repeated key and body with the same response, storing and delivering once', async () => {
+    testApp = await startTestApp({ env: WITH_WEBHOOK, startWorker: false });
+    const headers = { 'idempotency-key': '"6f1c2b8e-5d0a-4a57-9d3e-2b9f0f3c1a77"' };
+    const first = await post(validInquiry(), headers);
+    const again = await post(validInquiry(), headers);
+    expect(first.statusCode).toBe(200);
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toBe(first.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(1);
+    expect(await testApp.services.store.outbox.forReference(referenceOf(first.body))).toHaveLength(1);
+  });
+
+  it('treats the same body with keys in another order as the same request', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const headers = { 'idempotency-key': 'key-order' };
+    const first = await post('{"firstName":"A","lastName":"B","email":"a@b.co","message":"m"}', headers);
+    const again = await post('{"message":"m","email":"a@b.co","lastName":"B","firstName":"A"}', headers);
+    expect(again.body).toBe(first.body);
+  });
+
+  it('answers 422 when the key comes back with another body, and stores nothing new', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const headers = { 'idempotency-key': 'reused-key' };
+    expect((await post(validInquiry(), headers)).statusCode).toBe(200);
+    const other = await post(validInquiry({ message: 'A different project' }), headers);
+    expect(other.statusCode).toBe(422);
+    expect(other.json()).toMatchObject({ status: 422, error: 'idempotency_key_reused' });
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(1);
+  });
+
+  it('answers 400 for a malformed key', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const key of ['has space', 'x'.repeat(256), '""']) {
+      const response = await post(validInquiry(), { 'idempotency-key': key });
+      expect(response.statusCode, key).toBe(400);
+      expect(response.json()).toMatchObject({ error: 'invalid_idempotency_key' });
+    }
+  });
+
+  it('keeps concurrent requests with one key to one inquiry', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const responses = await Promise.all(Array.from({ length: 20 }, () => post(validInquiry(), { 'idempotency-key': 'concurrent' })));
+    expect(new Set(responses.map((r) => r.statusCode))).toEqual(new Set([200]));
+    expect(new Set(responses.map((r) => r.body)).size).toBe(1);
+    expect(await testApp.services.store.inquiries.list({ limit: 50 })).toHaveLength(1);
+  });
+});
+
+describe('duplicate submissions', () => {
+  it('folds the same email and message within 10 minutes into the first inquiry, without a second notification', async () => {
+    testApp = await startTestApp({ env: WITH_WEBHOOK, startWorker: false });
+    const first = await post(validInquiry());
+    const again = await post(validInquiry({ email: 'ADA@example.com', firstName: 'Augusta' }));
+    expect(referenceOf(again.body)).toBe(referenceOf(first.body));
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(1);
+    expect(await testApp.services.store.outbox.forReference(referenceOf(first.body))).toHaveLength(1);
+  });
+
+  it('keeps different messages from one person apart', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const first = await post(validInquiry());
+    const second = await post(validInquiry({ message: 'And a second project.' }));
+    expect(referenceOf(second.body)).not.toBe(referenceOf(first.body));
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After and RateLimit headers beyond RATE_LIMIT_INQUIRIES per client', async () => {
+    testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '2/m' }, startWorker: false });
+    const ok = await post(validInquiry({ message: 'one' }));
+    expect(ok.headers['ratelimit-limit']).toBe('2');
+    expect(ok.headers['ratelimit-remaining']).toBe('1');
+    expect((await post(validInquiry({ message: 'two' }))).statusCode).toBe(200);
+    const limited = await post(validInquiry({ message: 'three' }));
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(limited.headers['ratelimit-remaining']).toBe('0');
+    expect(limited.json()).toMatchObject({ status: 429, error: 'rate_limited' });
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(2);
+  });
+
+  it('does not count rejected bodies, so a person can correct mistakes', async () => {
+    testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
+    for (let i = 0; i < 3; i++) expect((await post(validInquiry({ email: 'typo' }))).statusCode).toBe(400);
+    expect((await post(validInquiry())).statusCode).toBe(200);
+  });
+
+  it('counts per client address', async () => {
+    testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
+    const from = (remoteAddress: string, message: string) =>
+      testApp.app.inject({ method: 'POST', url: '/api/contact', remoteAddress, payload: validInquiry({ message }) });
+    expect((await from('192.0.2.1', 'a')).statusCode).toBe(200);
+    expect((await from('192.0.2.1', 'b')).statusCode).toBe(429);
+    expect((await from('192.0.2.2', 'c')).statusCode).toBe(200);
+  });
+});
+
+describe('when the store fails', () => {
+  it('answers 500 problem+json that says nothing was stored and leaks no internals', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    await testApp.services.store.close();
+    const response = await post(validInquiry());
+    expect(response.statusCode).toBe(500);
+    const body = response.json();
+    expect(body).toMatchObject({ status: 500, error: 'inquiry_not_stored', requestId: expect.any(String) });
+    expect(response.body).not.toMatch(/sqlite|kysely|node_modules|\/src\/|at \w+ \(|SELECT|INSERT/i);
+  });
+});

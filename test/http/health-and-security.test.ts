@@ -1,0 +1,89 @@
+// GET /api/health, unknown routes, CORS and the security headers every response carries.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+
+let testApp: TestApp;
+afterEach(async () => {
+  await testApp?.close();
+});
+
+describe('GET /api/health', () => {
+  it('answers 200 with the Health body while the store answers', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await testApp.app.inject({ method: 'GET', url: '/api/health' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.json()).toEqual({ status: 'ok', service: 'studio-inquiry' });
+  });
+
+  it('answers 503 problem+json when the store does not answer', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    await testApp.services.store.close();
+    const response = await testApp.app.inject({ method: 'GET', url: '/api/health' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(response.json()).toMatchObject({ status: 503, error: 'store_unavailable' });
+  });
+});
+
+describe('every response', () => {
+  it('answers unknown routes with 404 problem+json', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await testApp.app.inject({ method: 'GET', url: '/wp-admin' });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ status: 404, error: 'not_found' });
+  });
+
+  it('carries security headers and a request id', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await testApp.app.inject({ method: 'GET', url: '/api/health' });
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(response.headers['content-security-policy']).not.toContain('unsafe-inline');
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    // Served over plain HTTP here: no HSTS, no upgrade-insecure-requests.
+    expect(response.headers['strict-transport-security']).toBeUndefined();
+  });
+
+  it('sends HSTS when PUBLIC_URL is https', async () => {
+    testApp = await startTestApp({ env: { PUBLIC_URL: 'https://studio.example' }, startWorker: false });
+    const response = await testApp.app.inject({ method: 'GET', url: '/api/health' });
+    expect(response.headers['strict-transport-security']).toContain('max-age=');
+  });
+});
+
+describe('CORS', () => {
+  const preflight = (origin: string) =>
+    testApp.app.inject({
+      method: 'OPTIONS',
+      url: '/api/contact',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,idempotency-key' },
+    });
+
+  it('allows the origins of CORS_ORIGINS and no other', async () => {
+    testApp = await startTestApp({ env: { CORS_ORIGINS: 'https://studio.example,https://www.studio.example' }, startWorker: false });
+    const allowed = await preflight('https://www.studio.example');
+    expect(allowed.statusCode).toBe(204);
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://www.studio.example');
+    expect(String(allowed.headers['access-control-allow-headers']).toLowerCase()).toContain('idempotency-key');
+    const denied = await preflight('https://evil.example');
+    expect(denied.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('defaults to the origin of PUBLIC_URL', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const response = await testApp.app.inject({
+      method: 'POST',
+      url: '/api/contact',
+      headers: { origin: 'http://localhost:3000' },
+      payload: validInquiry(),
+    });
+    expect(response.headers['access-control-allow-origin']).toBe('http://localhost:3000');
+  });
+
+  it('allows any origin with CORS_ORIGINS=*', async () => {
+    testApp = await startTestApp({ env: { CORS_ORIGINS: '*' }, startWorker: false });
+    expect((await preflight('https://anywhere.example')).headers['access-control-allow-origin']).toBe('*');
+  });
+});
