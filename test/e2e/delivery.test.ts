@@ -1,0 +1,261 @@
+// Delivery over real sockets: the app listening on a port, a real SMTP server and a real webhook
+// receiver. Retries, permanent failures and header-injection attempts end to end.
+import { afterEach, describe, expect, it } from 'vitest';
+import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
+
+const INQUIRY_TO = 'studio@northlight.example';
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function smtpServer(): Promise<TestSmtpServer> {
+  const server = await startSmtpServer();
+  cleanups.push(() => server.stop());
+  return server;
+}
+
+async function webhookReceiver(): Promise<TestWebhookReceiver> {
+  const receiver = await startWebhookReceiver();
+  cleanups.push(() => receiver.close());
+  return receiver;
+}
+
+async function app(env: Record<string, string>, retry?: { baseMs: number; capMs: number; windowMs: number }): Promise<TestApp> {
+  const testApp = await startTestApp({ env, listen: true, ...(retry && { retry }) });
+  cleanups.push(() => testApp.close());
+  return testApp;
+}
+
+async function submit(testApp: TestApp, body: unknown): Promise<string> {
+  const response = await fetch(`${testApp.baseUrl}/api/contact`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  return referenceOf(text);
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('email to the studio', () => {
+  it('arrives with To, From, Reply-To, a subject naming person and company, and every field in the body', async () => {
+    const smtp = await smtpServer();
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO, MAIL_FROM: 'Northlight <no-reply@northlight.example>' });
+    const reference = await submit(testApp, validInquiry());
+    const [mail] = await smtp.waitFor(1);
+    if (!mail) throw new Error('no mail');
+
+    expect(mail.envelope.to).toEqual([INQUIRY_TO]);
+    expect(mail.parsed.to).toMatchObject({ value: [{ address: INQUIRY_TO }] });
+    expect(mail.parsed.from?.value).toEqual([{ address: 'no-reply@northlight.example', name: 'Northlight' }]);
+    expect(mail.parsed.replyTo?.value).toEqual([{ address: 'ada@example.com', name: 'Ada Lovelace' }]);
+    expect(mail.parsed.subject).toBe(`New inquiry from Ada Lovelace (Analytical Engines Ltd) — ${reference}`);
+    const text = mail.parsed.text ?? '';
+    for (const value of [
+      'Ada',
+      'Lovelace',
+      'ada@example.com',
+      'Analytical Engines Ltd',
+      'We need a new website for our engine.',
+      reference,
+    ]) {
+      expect(text).toContain(value);
+    }
+    expect(text).toMatch(/Received: \d{4}-\d\d-\d\dT/);
+    expect(mail.parsed.headers.get('x-inquiry-reference')).toBe(reference);
+
+    const [delivery] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'succeeded',
+    );
+    expect(delivery).toMatchObject({ channel: 'email', status: 'succeeded', attempts: 1, lastError: null });
+  });
+
+  it('escapes the HTML part', async () => {
+    const smtp = await smtpServer();
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO });
+    await submit(testApp, validInquiry({ message: '<script>alert(1)</script> & <b>bold</b>' }));
+    const [mail] = await smtp.waitFor(1);
+    expect(mail?.parsed.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;');
+    expect(mail?.parsed.html).not.toContain('<script>');
+  });
+
+  it('cannot be given extra recipients or headers through any field', async () => {
+    const smtp = await smtpServer();
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO });
+    await submit(
+      testApp,
+      validInquiry({
+        firstName: 'Eve\r\nBcc: victim@example.com',
+        lastName: 'X\nSubject: hacked\r\n\r\nbody',
+        company: 'Evil\r\nX-Injected: 1\u2028To: other@example.com',
+        email: 'eve@example.com',
+      }),
+    );
+    const [mail] = await smtp.waitFor(1);
+    if (!mail) throw new Error('no mail');
+    expect(mail.envelope.to).toEqual([INQUIRY_TO]);
+    expect(mail.parsed.bcc).toBeUndefined();
+    expect(mail.parsed.cc).toBeUndefined();
+    expect(mail.parsed.headers.has('x-injected')).toBe(false);
+    expect(mail.parsed.to).toMatchObject({ value: [{ address: INQUIRY_TO }] });
+    expect(mail.parsed.subject).toMatch(
+      /^New inquiry from Eve Bcc: victim@example\.com X Subject: hacked body \(Evil X-Injected: 1 To: other@example\.com\) — INQ-/,
+    );
+    expect(mail.parsed.replyTo?.value.map((v) => v.address)).toEqual(['eve@example.com']);
+    // The raw header block has exactly one Subject, one To and no Bcc.
+    const headerBlock = mail.raw.split(/\r?\n\r?\n/)[0] ?? '';
+    expect(headerBlock.match(/^Subject:/gim)).toHaveLength(1);
+    expect(headerBlock.match(/^To:/gim)).toHaveLength(1);
+    expect(headerBlock).not.toMatch(/^Bcc:/im);
+  });
+
+  it('is retried while the SMTP server is down and delivered once it is back', async () => {
+    const smtp = await smtpServer();
+    await smtp.stop();
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO });
+    const reference = await submit(testApp, validInquiry());
+
+    const [pending] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => (d?.attempts ?? 0) >= 2,
+    );
+    expect(pending).toMatchObject({ status: 'pending' });
+    expect(pending?.lastError).toMatch(/ECONNREFUSED|connect/i);
+
+    await smtp.start();
+    await smtp.waitFor(1);
+    const [delivered] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'succeeded',
+    );
+    const attempts = await testApp.services.store.outbox.attempts(delivered?.id ?? '');
+    expect(attempts.at(-1)?.outcome).toBe('succeeded');
+    expect(attempts.slice(0, -1).every((a) => a.outcome === 'retry' && a.error !== null)).toBe(true);
+    expect(attempts.map((a) => a.attempt)).toEqual(attempts.map((_, i) => i + 1));
+  });
+
+  it('stops on a permanent refusal (SMTP 550) and records it', async () => {
+    const smtp = await smtpServer();
+    smtp.rejectWith = 550;
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO });
+    const reference = await submit(testApp, validInquiry());
+    const [failed] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'failed',
+    );
+    expect(failed?.attempts).toBe(1);
+    expect(failed?.lastError).toMatch(/550/);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await testApp.services.store.outbox.forReference(reference))[0]?.attempts).toBe(1);
+  });
+});
+
+describe('webhook', () => {
+  it('is signed per Standard Webhooks and carries the documented payload', async () => {
+    const receiver = await webhookReceiver();
+    const testApp = await app({ WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET });
+    const reference = await submit(testApp, validInquiry({ company: undefined }));
+    await receiver.waitFor((r) => r.length === 1);
+    const [request] = receiver.received;
+    expect(request?.headers['content-type']).toBe('application/json');
+    expect(request?.headers['webhook-id']).toMatch(/^msg_[0-9a-f-]{36}$/);
+    expect(Math.abs(Number(request?.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
+    expect(request?.verified).not.toBeNull();
+    const payload = JSON.parse(request?.body ?? '{}');
+    expect(payload).toEqual({
+      type: 'inquiry.received',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
+      data: {
+        reference,
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        email: 'ada@example.com',
+        company: null,
+        message: 'We need a new website for our engine.',
+        receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        client_id: null,
+      },
+    });
+  });
+
+  it('answering 500, 500, 200 is delivered once, with one stable webhook-id, every attempt recorded', async () => {
+    const receiver = await webhookReceiver();
+    receiver.script.push(500, 500, 200);
+    const testApp = await app({ WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET });
+    const reference = await submit(testApp, validInquiry());
+    const [delivery] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'succeeded',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.received.map((r) => r.status)).toEqual([500, 500, 200]);
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    expect(receiver.received.every((r) => r.verified !== null)).toBe(true);
+    const attempts = await testApp.services.store.outbox.attempts(delivery?.id ?? '');
+    expect(attempts.map((a) => [a.outcome, a.error])).toEqual([
+      ['retry', 'webhook answered HTTP 500'],
+      ['retry', 'webhook answered HTTP 500'],
+      ['succeeded', null],
+    ]);
+    expect(attempts[1]?.attemptedAt.getTime()).toBeGreaterThan(attempts[0]?.attemptedAt.getTime() ?? 0);
+  });
+
+  it('treats a 4xx as permanent, but retries 408 and 429', async () => {
+    const receiver = await webhookReceiver();
+    receiver.script.push(429, 408, 410);
+    const testApp = await app({ WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET });
+    const reference = await submit(testApp, validInquiry());
+    const [failed] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'failed',
+    );
+    expect(failed).toMatchObject({ attempts: 3, lastError: 'webhook answered HTTP 410' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.received).toHaveLength(3);
+  });
+
+  it('gives a delivery up as dead when the retry window is spent', async () => {
+    const receiver = await webhookReceiver();
+    receiver.script.push(...Array.from({ length: 100 }, () => 503));
+    const testApp = await app({ WEBHOOK_URL: receiver.url }, { baseMs: 20, capMs: 40, windowMs: 150 });
+    const reference = await submit(testApp, validInquiry());
+    const [dead] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'dead',
+    );
+    expect(dead?.attempts).toBeGreaterThanOrEqual(2);
+    expect(receiver.received[0]?.headers['webhook-signature']).toBeUndefined();
+  });
+
+  it('delivers to both channels independently', async () => {
+    const smtp = await smtpServer();
+    const receiver = await webhookReceiver();
+    receiver.script.push(500);
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO, WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET });
+    const reference = await submit(testApp, validInquiry());
+    const deliveries = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      (ds) => ds.length === 2 && ds.every((d) => d.status === 'succeeded'),
+    );
+    expect(deliveries.map((d) => [d.channel, d.attempts])).toEqual([
+      ['email', 1],
+      ['webhook', 2],
+    ]);
+    expect(smtp.received).toHaveLength(1);
+  });
+});
