@@ -1,0 +1,100 @@
+// loadConfig: defaults from CONTRACT.md, and one clear error naming the variable for each bad value.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      publicUrl: 'http://localhost:3000',
+      database: { kind: 'sqlite', path: 'data/studio.db' },
+      smtp: null,
+      webhook: null,
+      mailFrom: 'Studio <no-reply@localhost>',
+      rateLimitInquiries: { max: 5, windowMs: 10 * 60_000 },
+      trustProxy: false,
+      corsOrigins: ['http://localhost:3000'],
+      logLevel: 'info',
+      trustedIssuers: {},
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('derives PUBLIC_URL from PORT and drops a trailing slash', () => {
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://studio.example/' }).publicUrl).toBe('https://studio.example');
+    expect(loadConfig({ PUBLIC_URL: 'https://studio.example/' }).mailFrom).toBe('Studio <no-reply@studio.example>');
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/test',
+      SMTP_URL: 'smtps://user:pass@mail.example.com:465',
+      INQUIRY_TO: 'studio@example.com',
+      MAIL_FROM: 'Northlight <hello@example.com>',
+      WEBHOOK_URL: 'https://hooks.example/inquiry',
+      WEBHOOK_SECRET: 'whsec_c2VjcmV0',
+      TRUSTED_ISSUERS: '{"https://idp.example":"https://idp.example/jwks.json"}',
+      RATE_LIMIT_INQUIRIES: '100/h',
+      TRUST_PROXY: '2',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      database: { kind: 'postgres', url: 'postgres://u:p@127.0.0.1:5432/test' },
+      smtp: { url: 'smtps://user:pass@mail.example.com:465', inquiryTo: 'studio@example.com' },
+      mailFrom: 'Northlight <hello@example.com>',
+      webhook: { url: 'https://hooks.example/inquiry', secret: 'whsec_c2VjcmV0' },
+      trustedIssuers: { 'https://idp.example': 'https://idp.example/jwks.json' },
+      rateLimitInquiries: { max: 100, windowMs: 3_600_000 },
+      trustProxy: 2,
+      corsOrigins: ['https://a.example', 'https://b.example'],
+      logLevel: 'debug',
+    });
+    expect(loadConfig({ RATE_LIMIT_INQUIRIES: 'off' }).rateLimitInquiries).toBeNull();
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.0.0.2' }).trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/studio/inbox.db' }).database).toEqual({
+      kind: 'sqlite',
+      path: '/var/lib/studio/inbox.db',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PUBLIC_URL: 'localhost:3000' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'ftp://studio.example' }, 'PUBLIC_URL'],
+    [{ DATABASE_URL: 'mysql://localhost/x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
+    [{ SMTP_URL: 'smtp://mail.example.com' }, 'INQUIRY_TO'],
+    [{ SMTP_URL: 'not a url', INQUIRY_TO: 'a@b.c' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'http://mail.example.com', INQUIRY_TO: 'a@b.c' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio' }, 'INQUIRY_TO'],
+    [{ MAIL_FROM: 'Studio' }, 'MAIL_FROM'],
+    [{ WEBHOOK_URL: 'hooks.example' }, 'WEBHOOK_URL'],
+    [{ WEBHOOK_URL: 'https://hooks.example', WEBHOOK_SECRET: 'secret' }, 'WEBHOOK_SECRET'],
+    [{ STUDIO_PROFILE: '/nonexistent/profile.json' }, 'STUDIO_PROFILE'],
+    [{ TRUSTED_ISSUERS: 'https://idp.example' }, 'TRUSTED_ISSUERS'],
+    [{ TRUSTED_ISSUERS: '{"https://idp.example": 5}' }, 'TRUSTED_ISSUERS'],
+    [{ RATE_LIMIT_INQUIRIES: 'lots' }, 'RATE_LIMIT_INQUIRIES'],
+    [{ RATE_LIMIT_INQUIRIES: '0/m' }, 'RATE_LIMIT_INQUIRIES'],
+    [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  ])('rejects %o naming %s', (env, variable) => {
+    let caught: unknown;
+    try {
+      loadConfig(env);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).variable).toBe(variable);
+    expect((caught as ConfigError).message.startsWith(`${variable}: `)).toBe(true);
+    expect((caught as ConfigError).message).not.toContain('\n');
+  });
+});

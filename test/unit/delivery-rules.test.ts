@@ -1,0 +1,127 @@
+// Pure delivery rules: backoff, webhook signatures and status classes, SMTP error classes, and
+// the header-safety of composed mail.
+import fc from 'fast-check';
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_POLICY, nextAttemptAt, retryDelayMs } from '../../src/delivery/backoff.js';
+import { classifySmtpError, composeInquiryEmail, headerSafe, withTransportDefaults } from '../../src/delivery/email.js';
+import { classifyWebhookStatus, signWebhook } from '../../src/delivery/webhook.js';
+import type { InquiryRecord } from '../../src/storage/store.js';
+import { TEST_WEBHOOK_SECRET } from '../helpers/webhook.js';
+
+describe('retry backoff', () => {
+  it('grows exponentially from the base, stays within [ceiling/2, ceiling] and never passes the cap', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 200 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (failures, random) => {
+        const ceiling = Math.min(DEFAULT_RETRY_POLICY.capMs, DEFAULT_RETRY_POLICY.baseMs * 2 ** (failures - 1));
+        const delay = retryDelayMs(failures, DEFAULT_RETRY_POLICY, () => random);
+        expect(delay).toBeGreaterThanOrEqual(Math.floor(ceiling / 2));
+        expect(delay).toBeLessThanOrEqual(ceiling);
+      }),
+    );
+    expect(retryDelayMs(1, DEFAULT_RETRY_POLICY, () => 1)).toBe(10_000);
+    expect(retryDelayMs(4, DEFAULT_RETRY_POLICY, () => 1)).toBe(80_000);
+    expect(retryDelayMs(50, DEFAULT_RETRY_POLICY, () => 1)).toBe(3_600_000);
+  });
+
+  it('keeps retrying for at least 24 hours, then gives up', () => {
+    expect(DEFAULT_RETRY_POLICY.windowMs).toBeGreaterThanOrEqual(24 * 3_600_000);
+    const created = new Date('2026-01-01T00:00:00Z');
+    let now = created;
+    let failures = 0;
+    for (;;) {
+      const next = nextAttemptAt(created, now, ++failures, DEFAULT_RETRY_POLICY, () => 0.5);
+      if (next === null) break;
+      now = next;
+    }
+    expect(now.getTime() - created.getTime()).toBeGreaterThanOrEqual(24 * 3_600_000);
+    expect(failures).toBeLessThan(200);
+  });
+});
+
+describe('webhook', () => {
+  it('signs exactly as the Standard Webhooks reference library verifies', () => {
+    fc.assert(
+      fc.property(fc.json(), fc.uuid(), (body, id) => {
+        const timestamp = Math.floor(Date.now() / 1000);
+        const headers = {
+          'webhook-id': `msg_${id}`,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(TEST_WEBHOOK_SECRET, `msg_${id}`, timestamp, body),
+        };
+        expect(() => new Webhook(TEST_WEBHOOK_SECRET).verify(body, headers)).not.toThrow();
+        expect(() => new Webhook(TEST_WEBHOOK_SECRET).verify(`${body} `, headers)).toThrow();
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it.each([
+    [200, 'succeeded'],
+    [204, 'succeeded'],
+    [301, 'retry'],
+    [400, 'failed'],
+    [401, 'failed'],
+    [404, 'failed'],
+    [408, 'retry'],
+    [410, 'failed'],
+    [429, 'retry'],
+    [500, 'retry'],
+    [503, 'retry'],
+  ])('HTTP %i → %s', (status, outcome) => {
+    expect(classifyWebhookStatus(status).outcome).toBe(outcome);
+  });
+});
+
+describe('email', () => {
+  it.each([
+    [{ responseCode: 550, command: 'RCPT TO' }, 'failed'],
+    [{ responseCode: 552, command: 'DATA' }, 'failed'],
+    [{ responseCode: 451, command: 'RCPT TO' }, 'retry'],
+    [{ responseCode: 535, command: 'AUTH PLAIN' }, 'retry'],
+    [{ code: 'ECONNREFUSED', command: 'CONN' }, 'retry'],
+    [new Error('socket hang up'), 'retry'],
+  ])('SMTP error %o → %s', (error, outcome) => {
+    expect(classifySmtpError(error).outcome).toBe(outcome);
+  });
+
+  it('headerSafe leaves no line break or control character', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (value) => {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the property is about control characters
+        expect(headerSafe(value)).not.toMatch(/[\u0000-\u001f\u007f\u2028\u2029]/);
+      }),
+    );
+  });
+
+  it('puts no field of the inquiry into a header unescaped', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (first, last, company) => {
+        const inquiry: InquiryRecord = {
+          reference: 'INQ-ABCDEF',
+          firstName: first,
+          lastName: last,
+          email: 'a@example.com',
+          company,
+          message: 'm',
+          clientId: null,
+          receivedAt: new Date(),
+        };
+        const mail = composeInquiryEmail(inquiry, { from: 'Studio <s@example.com>', to: 'studio@example.com' });
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the property is about control characters
+        expect(mail.subject).not.toMatch(/[\r\n\u0000]/);
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the property is about control characters
+        expect(mail.replyTo.name).not.toMatch(/[\r\n\u0000]/);
+        expect(mail.to).toBe('studio@example.com');
+      }),
+    );
+  });
+
+  it('adds pooling and timeouts to SMTP_URL without overriding the operator', () => {
+    const url = new URL(withTransportDefaults('smtp://u:p@mail.example.com:587?socketTimeout=5000'));
+    expect(url.searchParams.get('pool')).toBe('true');
+    expect(url.searchParams.get('socketTimeout')).toBe('5000');
+    expect(url.searchParams.get('connectionTimeout')).toBe('10000');
+    expect(url.username).toBe('u');
+  });
+});

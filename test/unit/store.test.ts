@@ -1,0 +1,140 @@
+// The SQLite store and group commit on real temporary database files.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/storage/database.js';
+import { GroupCommitter } from '../../src/storage/group-commit.js';
+import { createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
+import { tempDir } from '../helpers/app.js';
+
+let store: Store;
+let dir: string;
+afterEach(async () => {
+  await store?.close().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function openTempStore(): Promise<Store> {
+  dir = tempDir();
+  store = createStore(await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') }));
+  return store;
+}
+
+const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
+  reference,
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email: 'ada@example.com',
+  company: null,
+  message: `message of ${reference}`,
+  clientId: null,
+  receivedAt,
+});
+
+describe('outbox', () => {
+  it('leases due deliveries once, hands them back after the lease, and records attempts', async () => {
+    await openTempStore();
+    const now = new Date('2026-01-01T00:00:00Z');
+    await store.transaction(async (tx) => {
+      await store.inquiries.insert(inquiry('INQ-AAAAAA', now), 'fp-a', tx);
+      await store.outbox.enqueue('INQ-AAAAAA', ['email', 'webhook'], now, tx);
+    });
+    const claimed = await store.outbox.claimDue(now, 10, 60_000);
+    expect(claimed.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
+    expect(claimed[0]?.inquiry.reference).toBe('INQ-AAAAAA');
+    expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]);
+    // After the lease ends, another claim gets them back (a crashed worker's deliveries return).
+    expect(await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000)).toHaveLength(2);
+
+    const email = claimed.find((c) => c.delivery.channel === 'email')?.delivery.id ?? '';
+    const later = new Date(now.getTime() + 5_000);
+    await store.outbox.recordAttempt(
+      email,
+      { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3 },
+      { outcome: 'retry', error: 'down', runAt: later },
+    );
+    expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]); // the email is not due yet, the webhook leased
+    expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.channel)).toEqual(['email']);
+    await store.outbox.releaseLeases();
+    const retried = await store.outbox.claimDue(later, 10, 60_000);
+    expect(retried.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
+    await store.outbox.recordAttempt(
+      email,
+      { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2 },
+      { outcome: 'failed', error: '550' },
+    );
+    const [record] = (await store.outbox.forReference('INQ-AAAAAA')).filter((d) => d.channel === 'email');
+    expect(record).toMatchObject({ status: 'failed', attempts: 2, lastError: '550' });
+    expect((await store.outbox.attempts(email)).map((a) => [a.attempt, a.outcome, a.error])).toEqual([
+      [1, 'retry', 'down'],
+      [2, 'failed', '550'],
+    ]);
+    expect(await store.outbox.countByStatus()).toEqual({ pending: 1, succeeded: 0, failed: 1, dead: 0 });
+
+    expect(await store.outbox.requeue(later)).toBe(1);
+    expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
+  });
+});
+
+describe('inquiries', () => {
+  it('refuse a second inquiry with a taken reference', async () => {
+    await openTempStore();
+    expect(await store.inquiries.insert(inquiry('INQ-BBBBBB'), 'fp')).toBe(true);
+    expect(await store.inquiries.insert(inquiry('INQ-BBBBBB'), 'fp')).toBe(false);
+  });
+
+  it('find a recent one by fingerprint, not an old one', async () => {
+    await openTempStore();
+    await store.inquiries.insert(inquiry('INQ-CCCCCC', new Date('2026-01-01T00:00:00Z')), 'same');
+    expect(await store.inquiries.findRecentByFingerprint('same', new Date('2026-01-01T00:00:00Z'))).toBe('INQ-CCCCCC');
+    expect(await store.inquiries.findRecentByFingerprint('same', new Date('2026-01-01T00:00:01Z'))).toBeUndefined();
+  });
+});
+
+describe('group commit', () => {
+  it('commits concurrent units of work in shared transactions and answers only after the commit', async () => {
+    await openTempStore();
+    let transactions = 0;
+    const counting: Pick<Store, 'transaction'> = {
+      transaction: (work) => {
+        transactions++;
+        return store.transaction(work);
+      },
+    };
+    const committer = new GroupCommitter(counting);
+    const references = Array.from({ length: 100 }, (_, i) => `INQ-${String(i).padStart(6, '0')}`);
+    const results = await Promise.all(
+      references.map((reference) =>
+        committer.run(async (tx) => {
+          await store.inquiries.insert(inquiry(reference), reference, tx);
+          return reference;
+        }),
+      ),
+    );
+    expect(results).toEqual(references);
+    expect(transactions).toBeLessThanOrEqual(2);
+    // What was answered is on disk: a second connection to the same file sees all of it.
+    const second = createStore(await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') }));
+    expect(await second.inquiries.list({ limit: 1000 })).toHaveLength(100);
+    await second.close();
+  });
+
+  it('rejects only the unit that failed, and isolates a unit that breaks the shared transaction', async () => {
+    await openTempStore();
+    const committer = new GroupCommitter(store);
+    const ok = committer.run(async (tx) => store.inquiries.insert(inquiry('INQ-DDDDDD'), 'a', tx));
+    const refused = committer.run(async () => {
+      throw new Error('domain rule');
+    });
+    const poison = committer.run(async (tx) => {
+      // A write that violates a constraint fails the statement; the batch must not lose the others.
+      await store.outbox.enqueue('INQ-NOSUCH', ['email'], new Date(), tx);
+    });
+    const alsoOk = committer.run(async (tx) => store.inquiries.insert(inquiry('INQ-EEEEEE'), 'b', tx));
+    await expect(ok).resolves.toBe(true);
+    await expect(refused).rejects.toThrow('domain rule');
+    await expect(poison).rejects.toThrow();
+    await expect(alsoOk).resolves.toBe(true);
+    expect((await store.inquiries.list({ limit: 10 })).map((i) => i.reference).sort()).toEqual(['INQ-DDDDDD', 'INQ-EEEEEE']);
+  });
+});
