@@ -7,7 +7,7 @@ import type { Channel } from './delivery/channel.js';
 import { createEmailChannel } from './delivery/email.js';
 import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
-import { createInquiryService, type InquiryService } from './inquiries/service.js';
+import { createInquiryService, IDEMPOTENCY_KEY_TTL_MS, type InquiryService } from './inquiries/service.js';
 import { openDatabase } from './storage/database.js';
 import { GroupCommitter } from './storage/group-commit.js';
 import { createStore, type Store } from './storage/store.js';
@@ -21,6 +21,9 @@ export interface Services {
   /** Stops the worker (letting started deliveries finish), then closes channels and the store. */
   close(): Promise<void>;
 }
+
+/** How often forgotten Idempotency-Keys are purged. */
+const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface ServiceOptions {
   readonly retry?: RetryPolicy;
@@ -65,12 +68,19 @@ export async function createServices(
     onEnqueued: () => worker.wake(),
     ...(options.now && { now: options.now }),
   });
+  const now = options.now ?? (() => new Date());
+  const maintenance = setInterval(() => {
+    store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)).catch((error: unknown) => {
+      logger.warn({ err: error }, 'could not purge expired idempotency keys');
+    });
+  }, MAINTENANCE_INTERVAL_MS).unref();
   return {
     store,
     channels,
     worker,
     inquiries,
     async close() {
+      clearInterval(maintenance);
       await worker.stop();
       await Promise.all(channels.map((channel) => channel.close?.()));
       await store.close();
