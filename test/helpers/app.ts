@@ -35,6 +35,8 @@ export interface TestAppOptions {
   /** Reuse a directory (and so a database) from an earlier app. */
   readonly dir?: string;
   readonly startWorker?: boolean;
+  /** Where log lines go (default: nowhere, LOG_LEVEL=silent). */
+  readonly logLines?: string[];
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -49,7 +51,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
   });
   const profile = loadStudioProfile(config.studioProfilePath);
-  const logger = pino({ level: config.logLevel });
+  const logLines = options.logLines;
+  const logger = logLines
+    ? pino({ level: config.logLevel }, { write: (line: string) => void logLines.push(line) })
+    : pino({ level: config.logLevel });
   const services = await createServices(config, profile, logger, {
     retry: options.retry ?? FAST_RETRY,
     pollIntervalMs: 50,
