@@ -26,8 +26,8 @@ export function retryDelayMs(failures: number, policy: RetryPolicy, random: () =
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-/** The next run time after a failure, or null when the retry window is spent. */
-export function nextAttemptAt(createdAt: Date, now: Date, failures: number, policy: RetryPolicy, random?: () => number): Date | null {
-  if (now.getTime() - createdAt.getTime() >= policy.windowMs) return null;
+/** The next run time after a failure, or null when the retry window (from `queuedAt`) is spent. */
+export function nextAttemptAt(queuedAt: Date, now: Date, failures: number, policy: RetryPolicy, random?: () => number): Date | null {
+  if (now.getTime() - queuedAt.getTime() >= policy.windowMs) return null;
   return new Date(now.getTime() + retryDelayMs(failures, policy, random));
 }

@@ -130,7 +130,7 @@ export class DeliveryWorker {
         log.error({ attempt: failures, error: result.error }, 'delivery failed permanently; re-queue it with the CLI once fixed');
         return;
       }
-      const runAt = nextAttemptAt(delivery.createdAt, this.now(), failures, this.retry);
+      const runAt = nextAttemptAt(delivery.queuedAt, this.now(), failures, this.retry);
       if (runAt === null) {
         await this.options.outbox.recordAttempt(delivery.id, attempt, { outcome: 'dead', error: result.error });
         log.error({ attempt: failures, error: result.error }, 'delivery given up after the retry window; re-queue it with the CLI');

@@ -39,7 +39,7 @@ const migrations: Record<string, Migration> = {
         .addColumn('run_at', 'bigint', (c) => c.notNull())
         .addColumn('locked_until', 'bigint')
         .addColumn('last_error', 'text')
-        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('queued_at', 'bigint', (c) => c.notNull())
         .addColumn('finished_at', 'bigint')
         .addUniqueConstraint('deliveries_reference_channel', ['reference', 'channel'])
         .execute();

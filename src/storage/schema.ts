@@ -33,7 +33,8 @@ export interface DeliveriesTable {
   run_at: number;
   locked_until: number | null;
   last_error: string | null;
-  created_at: number;
+  /** When the delivery was queued (or re-queued): its retry window counts from here. */
+  queued_at: number;
   finished_at: number | null;
 }
 

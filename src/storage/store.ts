@@ -30,7 +30,8 @@ export interface DeliveryRecord {
   readonly attempts: number;
   readonly runAt: Date;
   readonly lastError: string | null;
-  readonly createdAt: Date;
+  /** When it was queued or last re-queued: the retry window counts from here. */
+  readonly queuedAt: Date;
   readonly finishedAt: Date | null;
 }
 
@@ -116,7 +117,7 @@ const toDelivery = (row: Omit<DeliveryRow, 'attempts'> & { attempts: number }): 
   attempts: Number(row.attempts),
   runAt: new Date(Number(row.run_at)),
   lastError: row.last_error,
-  createdAt: new Date(Number(row.created_at)),
+  queuedAt: new Date(Number(row.queued_at)),
   finishedAt: row.finished_at === null ? null : new Date(Number(row.finished_at)),
 });
 
@@ -203,7 +204,7 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
             run_at: now.getTime(),
             locked_until: null,
             last_error: null,
-            created_at: now.getTime(),
+            queued_at: now.getTime(),
             finished_at: null,
           })),
         )
@@ -270,7 +271,8 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
     async requeue(now, reference) {
       let query = db
         .updateTable('deliveries')
-        .set({ status: 'pending', run_at: now.getTime(), locked_until: null, finished_at: null })
+        // A fresh retry window: a re-queued delivery is retried as long as a new one.
+        .set({ status: 'pending', run_at: now.getTime(), queued_at: now.getTime(), locked_until: null, finished_at: null })
         .where('status', 'in', ['failed', 'dead']);
       if (reference !== undefined) query = query.where('reference', '=', reference);
       const result = await query.executeTakeFirst();

@@ -229,10 +229,10 @@ describe('webhook', () => {
     expect(receiver.received).toHaveLength(3);
   });
 
-  it('gives a delivery up as dead when the retry window is spent', async () => {
+  it('gives a delivery up as dead when the retry window is spent, and a re-queue starts a new window', async () => {
     const receiver = await webhookReceiver();
     receiver.script.push(...Array.from({ length: 100 }, () => 503));
-    const testApp = await app({ WEBHOOK_URL: receiver.url }, { baseMs: 20, capMs: 40, windowMs: 150 });
+    const testApp = await app({ WEBHOOK_URL: receiver.url }, { baseMs: 20, capMs: 40, windowMs: 500 });
     const reference = await submit(testApp, validInquiry());
     const [dead] = await until(
       () => testApp.services.store.outbox.forReference(reference),
@@ -240,6 +240,15 @@ describe('webhook', () => {
     );
     expect(dead?.attempts).toBeGreaterThanOrEqual(2);
     expect(receiver.received[0]?.headers['webhook-signature']).toBeUndefined();
+
+    // Re-queued (as the CLI does), it gets a fresh retry window: two more failures, then success.
+    receiver.script.splice(0, receiver.script.length, 503, 503, 200);
+    expect(await testApp.services.store.outbox.requeue(new Date(), reference)).toBe(1);
+    const [delivered] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'succeeded',
+    );
+    expect(delivered?.attempts).toBe((dead?.attempts ?? 0) + 3);
   });
 
   it('delivers to both channels independently', async () => {

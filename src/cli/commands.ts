@@ -1,0 +1,197 @@
+// The CLI's commands. Each one first checks its arguments (throwing UsageError, before the database
+// is opened, so a typo costs nothing) and returns the work to run against the open store, which
+// resolves to the process exit code.
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { normaliseReference } from '../inquiries/reference.js';
+import type { DeliveryRecord, InquiryRecord, Store } from '../storage/store.js';
+import { csvRecord, deliverySummary, iso, printable, table } from './format.js';
+
+/** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
+export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+export type Work = (store: Store) => Promise<number>;
+
+/** Wrong arguments: the message is printed with a pointer to the usage text, exit code 2. */
+export class UsageError extends Error {}
+
+const DEFAULT_LIST_LIMIT = 50;
+const EXPORT_PAGE_SIZE = 500;
+
+const out = (text: string) => process.stdout.write(text);
+const fail = (message: string): number => {
+  process.stderr.write(`studio-inquiry: ${message}\n`);
+  return 1;
+};
+
+function parseSince(value: Values[string]): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  // Date.parse alone accepts things like "5"; insist on an ISO date (a bare date means UTC midnight).
+  const date = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime())) {
+    throw new UsageError(`--since "${value}" is not an ISO date such as 2025-01-31 or 2025-01-31T09:00:00Z`);
+  }
+  return date;
+}
+
+function parseLimit(value: Values[string]): number {
+  if (typeof value !== 'string') return DEFAULT_LIST_LIMIT;
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--limit "${value}" is not a positive whole number`);
+  return Number(value);
+}
+
+function onlyReference(positionals: readonly string[], required: boolean): string | undefined {
+  if (positionals.length > 1) throw new UsageError(`expected one reference, got: ${positionals.join(' ')}`);
+  const [reference] = positionals;
+  if (reference === undefined && required) throw new UsageError('missing the inquiry reference, e.g. INQ-7K2M9Q');
+  return reference === undefined ? undefined : normaliseReference(reference);
+}
+
+/** An inquiry with its deliveries: the shape of `list --json` and `export --format json`. */
+const withDeliveries = (inquiry: InquiryRecord, deliveries: readonly DeliveryRecord[]) => ({
+  ...inquiry,
+  deliveries: deliveries.filter((delivery) => delivery.reference === inquiry.reference),
+});
+
+export function list(values: Values, positionals: readonly string[]): Work {
+  if (positionals.length > 0) throw new UsageError(`list takes no reference (use show ${positionals[0]})`);
+  const limit = parseLimit(values.limit);
+  const since = parseSince(values.since);
+  return async (store) => {
+    const inquiries = await store.inquiries.list({ limit, ...(since && { since }) });
+    const deliveries = await store.outbox.forReferences(inquiries.map((inquiry) => inquiry.reference));
+    if (values.json) {
+      out(
+        `${JSON.stringify(
+          inquiries.map((inquiry) => withDeliveries(inquiry, deliveries)),
+          null,
+          2,
+        )}\n`,
+      );
+    } else if (inquiries.length === 0) {
+      out('No inquiries.\n');
+    } else {
+      const rows = inquiries.map((inquiry) => [
+        inquiry.reference,
+        iso(inquiry.receivedAt),
+        `${inquiry.firstName} ${inquiry.lastName}`,
+        inquiry.email,
+        inquiry.company ?? '-',
+        deliverySummary(withDeliveries(inquiry, deliveries).deliveries),
+      ]);
+      out(table(['REFERENCE', 'RECEIVED', 'NAME', 'EMAIL', 'COMPANY', 'DELIVERIES'], rows));
+    }
+    return 0;
+  };
+}
+
+export function show(values: Values, positionals: readonly string[]): Work {
+  const reference = onlyReference(positionals, true) as string;
+  return async (store) => {
+    const inquiry = await store.inquiries.findByReference(reference);
+    if (!inquiry) return fail(`no inquiry ${reference}`);
+    const deliveries = await Promise.all(
+      (await store.outbox.forReference(reference)).map(async (delivery) => ({
+        ...delivery,
+        history: await store.outbox.attempts(delivery.id),
+      })),
+    );
+    if (values.json) {
+      out(`${JSON.stringify({ ...inquiry, deliveries }, null, 2)}\n`);
+      return 0;
+    }
+    const field = (label: string, value: string | null) => `${label.padEnd(10)}${printable(value ?? '-')}\n`;
+    out(
+      field('Reference', inquiry.reference) +
+        field('Received', iso(inquiry.receivedAt)) +
+        field('Name', `${inquiry.firstName} ${inquiry.lastName}`) +
+        field('Email', inquiry.email) +
+        field('Company', inquiry.company) +
+        field('Client ID', inquiry.clientId) +
+        `Message\n${printable(inquiry.message).replace(/^/gm, '  ')}\n\nDeliveries\n`,
+    );
+    if (deliveries.length === 0) out('  none (no delivery channel was configured when it arrived)\n');
+    for (const delivery of deliveries) {
+      out(`  ${delivery.channel}: ${delivery.status}, ${delivery.attempts} attempt(s)`);
+      out(delivery.status === 'pending' ? `, next run ${iso(delivery.runAt)}\n` : `, finished ${iso(delivery.finishedAt)}\n`);
+      if (delivery.lastError) out(`    last error: ${printable(delivery.lastError)}\n`);
+      for (const attempt of delivery.history) {
+        const error = attempt.error ? `  ${printable(attempt.error)}` : '';
+        out(`    #${attempt.attempt} ${iso(attempt.attemptedAt)} ${attempt.outcome} ${attempt.durationMs} ms${error}\n`);
+      }
+    }
+    return 0;
+  };
+}
+
+const CSV_HEADER = ['reference', 'receivedAt', 'firstName', 'lastName', 'email', 'company', 'message', 'clientId', 'deliveries'];
+
+export function exportInquiries(values: Values, positionals: readonly string[]): Work {
+  if (positionals.length > 0) throw new UsageError(`export takes no reference (got ${positionals[0]})`);
+  const format = values.format;
+  if (format !== 'csv' && format !== 'json') throw new UsageError('export needs --format csv or --format json');
+  const since = parseSince(values.since);
+  const output = typeof values.output === 'string' ? values.output : undefined;
+  return async (store) => {
+    let count = 0;
+    async function* chunks() {
+      yield format === 'csv' ? csvRecord(CSV_HEADER) : '[';
+      for await (const entry of allInquiries(store, since)) {
+        yield format === 'csv' ? csvRecord(csvValues(entry)) : `${count === 0 ? '' : ','}\n${JSON.stringify(entry)}`;
+        count++;
+      }
+      if (format === 'json') yield '\n]\n';
+    }
+    // pipeline() handles backpressure and stops reading the store if the file cannot be written.
+    try {
+      if (output === undefined) await pipeline(Readable.from(chunks()), process.stdout, { end: false });
+      else await pipeline(Readable.from(chunks()), createWriteStream(output));
+    } catch (error) {
+      return fail(`export failed: ${(error as Error).message}`);
+    }
+    if (output !== undefined) out(`Exported ${count} ${count === 1 ? 'inquiry' : 'inquiries'} to ${output}\n`);
+    return 0;
+  };
+}
+
+/** Every inquiry (received at or after `since`), newest first, read a page at a time. */
+async function* allInquiries(store: Store, since: Date | undefined) {
+  // Pages are read with an offset; an inquiry arriving meanwhile shifts later pages by one, which
+  // would repeat a row at a page boundary, so rows already produced are skipped by reference.
+  const seen = new Set<string>();
+  for (let offset = 0; ; offset += EXPORT_PAGE_SIZE) {
+    const page = await store.inquiries.list({ limit: EXPORT_PAGE_SIZE, offset, ...(since && { since }) });
+    const deliveries = await store.outbox.forReferences(page.map((inquiry) => inquiry.reference));
+    for (const inquiry of page) {
+      if (seen.has(inquiry.reference)) continue;
+      seen.add(inquiry.reference);
+      yield withDeliveries(inquiry, deliveries);
+    }
+    if (page.length < EXPORT_PAGE_SIZE) return;
+  }
+}
+
+function csvValues(entry: ReturnType<typeof withDeliveries>): (string | null)[] {
+  const { reference, receivedAt, firstName, lastName, email, company, message, clientId, deliveries } = entry;
+  return [reference, iso(receivedAt), firstName, lastName, email, company, message, clientId, deliverySummary(deliveries)];
+}
+
+export function requeue(values: Values, positionals: readonly string[]): Work {
+  const reference = onlyReference(positionals, false);
+  if (reference === undefined && !values.all) {
+    throw new UsageError('requeue needs an inquiry reference, or --all to re-queue every failed delivery');
+  }
+  if (reference !== undefined && values.all) throw new UsageError('give either a reference or --all, not both');
+  return async (store) => {
+    if (reference !== undefined && !(await store.inquiries.findByReference(reference))) return fail(`no inquiry ${reference}`);
+    const count = await store.outbox.requeue(new Date(), reference);
+    const scope = reference === undefined ? '' : ` of ${reference}`;
+    if (count === 0) {
+      out(`Nothing to re-queue: no failed or dead deliveries${scope}.\n`);
+    } else {
+      // The CLI never sends anything itself: the running server's worker polls the outbox every second.
+      out(`Re-queued ${count} ${count === 1 ? 'delivery' : 'deliveries'}${scope}; a running server sends them within a few seconds.\n`);
+    }
+    return 0;
+  };
+}

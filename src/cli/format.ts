@@ -1,0 +1,74 @@
+// Text output of the CLI: terminal-safe strings, a plain aligned table, delivery summaries and CSV.
+// Nothing here touches the store or the process; the functions only turn values into text.
+import type { DeliveryRecord } from '../storage/store.js';
+
+/** The longest cell a table shows; the full value is in `show` and `--json`. */
+const TABLE_CELL_MAX_LENGTH = 40;
+
+// Inquiries are written by the public, so a name or message may carry terminal escape sequences
+// (clearing the screen, rewriting earlier lines, changing the window title) or bidi overrides that
+// make text read differently than it is stored. Human-readable output shows them as \u escapes;
+// --json and CSV are data and keep the exact stored text.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point here.
+const UNSAFE_FOR_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+export function printable(text: string): string {
+  return text.replace(/\r\n/g, '\n').replace(UNSAFE_FOR_TERMINAL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** One line of terminal-safe text, shortened to fit a table column. */
+function cell(text: string): string {
+  const line = printable(text).replace(/[\n\t]/g, ' ');
+  return line.length > TABLE_CELL_MAX_LENGTH ? `${line.slice(0, TABLE_CELL_MAX_LENGTH - 1)}…` : line;
+}
+
+export function iso(date: Date | null): string {
+  return date === null ? '-' : date.toISOString();
+}
+
+/** A left-aligned table with a header row, columns separated by two spaces. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const cells = [headers, ...rows].map((row) => row.map(cell));
+  const widths = headers.map((_, column) => Math.max(...cells.map((row) => row[column]?.length ?? 0)));
+  const lines = cells.map((row) =>
+    row
+      .map((value, column) => value.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `email:succeeded webhook:pending(3)`: each channel's status, with the number of attempts made
+ * unless it is the ordinary case of a delivery that succeeded on its first attempt.
+ */
+export function deliverySummary(deliveries: readonly DeliveryRecord[]): string {
+  if (deliveries.length === 0) return '-';
+  return deliveries
+    .map(({ channel, status, attempts }) => {
+      const count = attempts === 0 || (status === 'succeeded' && attempts === 1) ? '' : `(${attempts})`;
+      return `${channel}:${status}${count}`;
+    })
+    .join(' ');
+}
+
+// A spreadsheet treats a cell that starts with =, +, - or @ as a formula (and tab or CR can hide
+// such a start), so a visitor could put `=HYPERLINK(...)` or a DDE payload in the company field and
+// have it run when the studio opens the export (CSV/formula injection, OWASP). Such cells get a
+// leading apostrophe, which spreadsheets read as "this is text" and do not display.
+const FORMULA_START = /^[=+\-@\t\r]/;
+// RFC 4180 §2: a field containing a double quote, comma or line break is enclosed in double quotes,
+// and a double quote inside it is doubled.
+const NEEDS_QUOTES = /[",\r\n]/;
+
+export function csvField(value: string | null): string {
+  if (value === null || value === '') return '';
+  const safe = FORMULA_START.test(value) ? `'${value}` : value;
+  return NEEDS_QUOTES.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** One CSV record, ended with CRLF as RFC 4180 asks. */
+export function csvRecord(values: readonly (string | null)[]): string {
+  return `${values.map(csvField).join(',')}\r\n`;
+}

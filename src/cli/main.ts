@@ -1,0 +1,125 @@
+// The studio's command-line tool (`npx studio-inquiry`, `npm run inquiries -- <command>`): read the
+// inbox, export it, and re-queue deliveries that failed. It reads the same environment as the server
+// (DATABASE_URL above all) and opens the same database, but it never starts the delivery worker:
+// sending stays with the server, so running the CLI beside it cannot send anything twice.
+import { existsSync } from 'node:fs';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { type Config, ConfigError, loadConfig } from '../config.js';
+import type { Store } from '../storage/store.js';
+import { exportInquiries, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
+
+const USAGE = `Usage: studio-inquiry <command> [options]
+
+Commands:
+  list [--limit N] [--since <ISO date>] [--json]
+      The newest inquiries (50 unless --limit) with each channel's delivery state.
+  show <reference> [--json]
+      One inquiry in full with its deliveries and every delivery attempt.
+  export --format csv|json [--since <ISO date>] [--output <file>]
+      Every inquiry, to standard output or a file.
+  requeue <reference> | requeue --all
+      Put failed and dead deliveries back in the queue; the running server sends them.
+  help
+      This text.
+
+Configuration comes from the same environment variables as the server, notably
+DATABASE_URL (default sqlite:data/studio.db, relative to the current directory).
+Exit codes: 0 success, 1 error (configuration, database, unknown reference), 2 wrong usage.
+`;
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const help: Options = { help: { type: 'boolean', short: 'h' } };
+const json: Options = { json: { type: 'boolean' } };
+const since: Options = { since: { type: 'string' } };
+
+const COMMANDS: Record<string, { options: Options; prepare: (values: Values, positionals: string[]) => Work }> = {
+  list: { options: { ...help, ...json, ...since, limit: { type: 'string' } }, prepare: list },
+  show: { options: { ...help, ...json }, prepare: show },
+  export: { options: { ...help, ...since, format: { type: 'string' }, output: { type: 'string', short: 'o' } }, prepare: exportInquiries },
+  requeue: { options: { ...help, all: { type: 'boolean' } }, prepare: requeue },
+};
+
+/** Runs one command line (without `node` and the script) and resolves to the exit code. */
+export async function run(args: readonly string[]): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined; // not "toString" & co.
+  if (!command) {
+    process.stderr.write(`studio-inquiry: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+
+  let work: Work;
+  try {
+    const { values, positionals } = parseArgs({ args: [...rest], options: command.options, allowPositionals: true, strict: true });
+    if (values.help) {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    work = command.prepare(values, positionals);
+  } catch (error) {
+    // parseArgs reports unknown options and missing values as TypeErrors with an ERR_PARSE_ARGS code.
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      return usageError((error as Error).message);
+    }
+    throw error;
+  }
+
+  const store = await openConfiguredStore();
+  if (typeof store === 'number') return store;
+  try {
+    return await work(store);
+  } catch (error) {
+    // A database error mid-command (locked past busy_timeout, disk full): a line, not a stack trace.
+    process.stderr.write(`studio-inquiry: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`studio-inquiry: ${message}\nRun "studio-inquiry help" for the usage.\n`);
+  return 2;
+}
+
+/** The store, or exit code 1 after one line on stderr saying which setting is wrong. */
+async function openConfiguredStore(): Promise<Store | number> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`studio-inquiry: invalid configuration: ${error.message}\n`);
+    return 1;
+  }
+  // Opening a SQLite path creates the file. For the server that is the first start; for the CLI it
+  // almost always means the wrong directory or DATABASE_URL, and an empty new inbox would hide that.
+  const { database } = config;
+  if (database.kind === 'sqlite' && database.path !== ':memory:' && !existsSync(database.path)) {
+    process.stderr.write(`studio-inquiry: DATABASE_URL: no database at ${database.path} (set DATABASE_URL or change directory)\n`);
+    return 1;
+  }
+  try {
+    // Loaded here rather than at the top: the store and the service graph behind it take most of the
+    // start-up time, which `help` and a mistyped option should not wait for.
+    const { openStore } = await import('../services.js');
+    return await openStore(config);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const line = message.startsWith('DATABASE_URL') ? message : `DATABASE_URL: cannot open the database: ${message}`;
+    process.stderr.write(`studio-inquiry: ${line.split('\n')[0]}\n`);
+    return 1;
+  }
+}
+
+// `studio-inquiry list | head` closes the pipe early; that is the reader's choice, not an error.
+// Exiting at once is safe: the commands that write to stdout only read from the database.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
