@@ -4,12 +4,12 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { registerProblemHandlers } from './http/problems.js';
 import { contactRoute } from './http/routes/contact.js';
-import { healthRoute } from './http/routes/health.js';
+import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Store } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
@@ -35,6 +35,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false, // ids are ours: a client cannot forge another request's log lines
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // Load balancers ask for health every few seconds: keep those out of the request log.
+    logController: new LogController({ disableRequestLogging: (request: { url?: string }) => request.url === HEALTH_PATH }),
   });
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
   // Only JSON bodies are accepted (415 otherwise); Fastify would also parse text/plain.

@@ -32,6 +32,8 @@ const FASTIFY_ERRORS: Record<string, { error: string; detail?: string }> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { error: 'invalid_request', detail: 'Content-Length does not match the body.' },
   FST_ERR_CTP_BODY_TOO_LARGE: { error: 'payload_too_large' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { error: 'invalid_json', detail: 'The request body is empty; send the inquiry as a JSON object.' },
+  // Also raised for prototype-poisoning keys ("__proto__", "constructor.prototype"): the JSON
+  // parser refuses them outright.
   FST_ERR_CTP_INVALID_JSON_BODY: { error: 'invalid_json' },
 };
 

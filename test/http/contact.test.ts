@@ -125,6 +125,7 @@ describe('POST /api/contact rejects bad input with problem details', () => {
     ['an array', '[1, 2]', 'invalid_request'],
     ['a string', '"hello"', 'invalid_request'],
     ['null', 'null', 'invalid_request'],
+    ['a prototype-poisoning key', '{"__proto__": {"admin": true}}', 'invalid_json'],
   ])('answers 400 for %s', async (_name, payload, error) => {
     testApp = await startTestApp({ startWorker: false });
     const response = await post(payload);
