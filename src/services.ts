@@ -9,7 +9,6 @@ import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createInquiryService, IDEMPOTENCY_KEY_TTL_MS, type InquiryService } from './inquiries/service.js';
 import { openDatabase } from './storage/database.js';
-import { GroupCommitter } from './storage/group-commit.js';
 import { createStore, type Store } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
 
@@ -63,7 +62,6 @@ export async function createServices(
   });
   const inquiries = createInquiryService({
     store,
-    committer: new GroupCommitter(store),
     channels: channels.map((channel) => channel.name),
     onEnqueued: () => worker.wake(),
     ...(options.now && { now: options.now }),

@@ -3,7 +3,7 @@
 // and MCP, call this one function.
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
-import type { GroupCommitter } from '../storage/group-commit.js';
+import { GroupCommitter } from '../storage/group-commit.js';
 import type { InquiryRecord, Store, Tx } from '../storage/store.js';
 import { ajv, toFieldErrors } from '../validation/ajv.js';
 import { newReference } from './reference.js';
@@ -34,7 +34,6 @@ export interface SubmitResult {
 
 export interface InquiryServiceDeps {
   readonly store: Store;
-  readonly committer: GroupCommitter;
   /** Names of the configured delivery channels: one outbox row each. */
   readonly channels: readonly string[];
   readonly now?: () => Date;
@@ -42,19 +41,33 @@ export interface InquiryServiceDeps {
   readonly onEnqueued?: () => void;
 }
 
+/** A validated inquiry on its way into the group-committed write. */
+interface Submission {
+  readonly inquiry: InquiryInput;
+  readonly key: string | undefined;
+  readonly requestHash: string;
+  readonly fingerprint: string;
+  readonly clientId: string | null;
+}
+
 export type InquiryService = ReturnType<typeof createInquiryService>;
 
-export function createInquiryService({ store, committer, channels, now = () => new Date(), onEnqueued }: InquiryServiceDeps) {
+export function createInquiryService({ store, channels, now = () => new Date(), onEnqueued }: InquiryServiceDeps) {
+  const committer = new GroupCommitter<Submission, SubmitResult>(store, (tx, batch) => writeBatch(tx, batch));
+
   async function submit(input: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
     if (!validateInquiry(input)) throw new ValidationError(toFieldErrors(validateInquiry.errors ?? []));
     const key = options.idempotencyKey === undefined ? undefined : checkIdempotencyKey(options.idempotencyKey);
-    const inquiry = input;
-    const requestHash = key === undefined ? '' : hashJson(inquiry);
-    const fingerprint = fingerprintOf(inquiry);
-
+    const submission: Submission = {
+      inquiry: input,
+      key,
+      requestHash: key === undefined ? '' : hashJson(input),
+      fingerprint: fingerprintOf(input),
+      clientId: options.clientId ?? null,
+    };
     let result: SubmitResult;
     try {
-      result = await committer.run((tx) => write(tx, inquiry, fingerprint, key, requestHash, options.clientId ?? null));
+      result = await committer.run(submission);
     } catch (error) {
       if (error instanceof IdempotencyConflictError) throw error;
       throw new InquiryNotStoredError(error);
@@ -63,57 +76,106 @@ export function createInquiryService({ store, committer, channels, now = () => n
     return result;
   }
 
-  async function write(
-    tx: Tx,
-    inquiry: InquiryInput,
-    fingerprint: string,
-    key: string | undefined,
-    requestHash: string,
-    clientId: string | null,
-  ): Promise<SubmitResult> {
+  /**
+   * Writes a batch of submissions with a handful of set-based queries: look up their keys and
+   * recent fingerprints, decide each one in arrival order (a later submission sees the earlier ones
+   * of the same batch), then insert the new inquiries, their deliveries and their keys.
+   */
+  async function writeBatch(tx: Tx, batch: readonly Submission[]): Promise<(SubmitResult | Error)[]> {
     const receivedAt = now();
-    if (key !== undefined) {
-      const previous = await store.idempotency.find(key, tx);
-      if (previous) {
-        if (previous.requestHash !== requestHash) throw new IdempotencyConflictError();
-        return { reference: previous.reference, receivedAt, outcome: 'replayed' };
-      }
-    }
-    const remember = async (reference: string) => {
-      if (key !== undefined) await store.idempotency.insert({ key, requestHash, reference, createdAt: receivedAt }, tx);
-    };
-
-    const duplicateOf = await store.inquiries.findRecentByFingerprint(
-      fingerprint,
+    const keys = batch.flatMap((submission) => (submission.key === undefined ? [] : [submission.key]));
+    const knownKeys = await store.idempotency.findMany(keys, tx);
+    const recent = await store.inquiries.findRecentByFingerprints(
+      [...new Set(batch.map((submission) => submission.fingerprint))],
       new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS),
       tx,
     );
-    if (duplicateOf !== undefined) {
-      await remember(duplicateOf);
-      return { reference: duplicateOf, receivedAt, outcome: 'duplicate' };
+
+    // Each decision points at a slot, so a reference renamed after a collision is renamed everywhere.
+    type Slot = { reference: string };
+    const decisions: ({ slot: Slot; outcome: SubmitResult['outcome'] } | Error)[] = [];
+    const claimedKeys = new Map<string, { requestHash: string; slot: Slot }>();
+    const byFingerprint = new Map<string, Slot>([...recent].map(([fingerprint, reference]) => [fingerprint, { reference }]));
+    const created: { slot: Slot; submission: Submission }[] = [];
+    const usedReferences = new Set<string>();
+
+    for (const submission of batch) {
+      if (submission.key !== undefined) {
+        const known = knownKeys.get(submission.key);
+        const previous = known ? { requestHash: known.requestHash, slot: { reference: known.reference } } : claimedKeys.get(submission.key);
+        if (previous) {
+          decisions.push(previous.requestHash === submission.requestHash ? { slot: previous.slot, outcome: 'replayed' } : new IdempotencyConflictError());
+          continue;
+        }
+      }
+      let slot = byFingerprint.get(submission.fingerprint);
+      if (slot) {
+        decisions.push({ slot, outcome: 'duplicate' });
+      } else {
+        slot = { reference: uniqueReference(usedReferences) };
+        byFingerprint.set(submission.fingerprint, slot);
+        created.push({ slot, submission });
+        decisions.push({ slot, outcome: 'created' });
+      }
+      if (submission.key !== undefined) claimedKeys.set(submission.key, { requestHash: submission.requestHash, slot });
     }
 
-    for (let attempt = 0; attempt < REFERENCE_ATTEMPTS; attempt++) {
-      const record: InquiryRecord = {
-        reference: newReference(),
-        firstName: inquiry.firstName,
-        lastName: inquiry.lastName,
-        email: inquiry.email,
-        company: inquiry.company ?? null,
-        message: inquiry.message,
-        clientId,
-        receivedAt,
-      };
-      if (await store.inquiries.insert(record, fingerprint, tx)) {
-        await store.outbox.enqueue(record.reference, channels, receivedAt, tx);
-        await remember(record.reference);
-        return { reference: record.reference, receivedAt, outcome: 'created' };
-      }
+    await insertInquiries(tx, created, receivedAt, usedReferences);
+    await store.outbox.enqueue(
+      created.map(({ slot }) => slot.reference),
+      channels,
+      receivedAt,
+      tx,
+    );
+    await store.idempotency.insertMany(
+      [...claimedKeys].map(([key, { requestHash, slot }]) => ({ key, requestHash, reference: slot.reference, createdAt: receivedAt })),
+      tx,
+    );
+    return decisions.map((decision) =>
+      decision instanceof Error ? decision : { reference: decision.slot.reference, receivedAt, outcome: decision.outcome },
+    );
+  }
+
+  /** Inserts the new inquiries; the rare one whose random reference is taken gets another. */
+  async function insertInquiries(
+    tx: Tx,
+    created: readonly { slot: { reference: string }; submission: Submission }[],
+    receivedAt: Date,
+    usedReferences: Set<string>,
+  ): Promise<void> {
+    let pending = created;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === REFERENCE_ATTEMPTS) throw new Error('could not allocate unique inquiry references');
+      const inserted = await store.inquiries.insertMany(
+        pending.map(({ slot, submission }) => ({ inquiry: toRecord(slot.reference, submission, receivedAt), fingerprint: submission.fingerprint })),
+        tx,
+      );
+      pending = pending.filter(({ slot }) => !inserted.has(slot.reference));
+      for (const { slot } of pending) slot.reference = uniqueReference(usedReferences);
     }
-    throw new Error('could not allocate a unique inquiry reference');
   }
 
   return { submit, validate: validateInquiry };
+}
+
+function uniqueReference(used: Set<string>): string {
+  let reference = newReference();
+  while (used.has(reference)) reference = newReference();
+  used.add(reference);
+  return reference;
+}
+
+function toRecord(reference: string, { inquiry, clientId }: Submission, receivedAt: Date): InquiryRecord {
+  return {
+    reference,
+    firstName: inquiry.firstName,
+    lastName: inquiry.lastName,
+    email: inquiry.email,
+    company: inquiry.company ?? null,
+    message: inquiry.message,
+    clientId,
+    receivedAt,
+  };
 }
 
 /** Idempotency-Key is a Structured Field string (draft-ietf-httpapi-idempotency-key-header §2.1);

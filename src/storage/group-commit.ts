@@ -1,35 +1,38 @@
-// Group commit: units of work that arrive while a transaction is being prepared or committed share
-// the next transaction, so one durable commit (one fsync) answers many requests. No caller's promise
-// settles before the transaction holding its writes has committed.
+// Group commit: items that arrive while a transaction is being prepared or committed share the next
+// transaction, and are processed together (set-based queries), so one durable commit (one fsync)
+// answers many requests. No caller's promise settles before the transaction holding its writes has
+// committed.
 import type { Store, Tx } from './store.js';
 
-export type UnitOfWork<T> = (tx: Tx) => Promise<T>;
+/**
+ * Processes a batch inside one transaction and returns one result per item, in order. An item that
+ * must be refused gets an Error in its place and must not have been written; throwing fails the
+ * whole batch.
+ */
+export type BatchProcessor<I, R> = (tx: Tx, items: readonly I[]) => Promise<(R | Error)[]>;
 
-interface Pending {
-  readonly work: UnitOfWork<unknown>;
-  readonly resolve: (value: unknown) => void;
+interface Pending<I, R> {
+  readonly item: I;
+  readonly resolve: (value: R) => void;
   readonly reject: (error: unknown) => void;
-}
-
-interface Settled {
-  readonly job: Pending;
-  readonly ok: boolean;
-  readonly value: unknown;
 }
 
 /** Bounds one transaction so a burst cannot hold the write lock for long. */
 export const MAX_BATCH_SIZE = 256;
 
-export class GroupCommitter {
-  private queue: Pending[] = [];
+export class GroupCommitter<I, R> {
+  private queue: Pending<I, R>[] = [];
   private flushing = false;
 
-  constructor(private readonly store: Pick<Store, 'transaction'>) {}
+  constructor(
+    private readonly store: Pick<Store, 'transaction'>,
+    private readonly process: BatchProcessor<I, R>,
+  ) {}
 
-  /** Runs `work` in a shared transaction; resolves after that transaction has committed. */
-  run<T>(work: UnitOfWork<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+  /** Resolves with the item's result once the transaction that holds it has committed. */
+  run(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
       if (!this.flushing) {
         this.flushing = true;
         // Let the requests already read in this turn of the event loop join the batch.
@@ -46,32 +49,24 @@ export class GroupCommitter {
     this.flushing = false;
   }
 
-  private async commitBatch(batch: Pending[]): Promise<void> {
-    let settled: Settled[];
+  private async commitBatch(batch: Pending<I, R>[]): Promise<void> {
+    let results: (R | Error)[];
     try {
-      settled = await this.store.transaction(async (tx) => {
-        const results: Settled[] = [];
-        for (const job of batch) {
-          try {
-            results.push({ job, ok: true, value: await job.work(tx) });
-          } catch (error) {
-            // A unit that fails must not have written (units check before they write); its
-            // rejection is delivered after the commit like everyone else's answer.
-            results.push({ job, ok: false, value: error });
-          }
-        }
-        return results;
-      });
+      results = await this.store.transaction((tx) => this.process(tx, batch.map((pending) => pending.item)));
     } catch (error) {
       if (batch.length === 1) {
         batch[0]?.reject(error);
         return;
       }
-      // The shared transaction failed as a whole: try each unit alone, so one bad unit costs only
+      // The shared transaction failed as a whole: try each item alone, so one bad item costs only
       // its own request.
-      for (const job of batch) await this.commitBatch([job]);
+      for (const pending of batch) await this.commitBatch([pending]);
       return;
     }
-    for (const { job, ok, value } of settled) (ok ? job.resolve : job.reject)(value);
+    batch.forEach((pending, index) => {
+      const result = results[index];
+      if (result instanceof Error) pending.reject(result);
+      else pending.resolve(result as R);
+    });
   }
 }

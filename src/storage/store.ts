@@ -54,27 +54,41 @@ export type AttemptOutcome =
   | { readonly outcome: 'retry'; readonly error: string; readonly runAt: Date }
   | { readonly outcome: 'failed' | 'dead'; readonly error: string };
 
+export interface NewInquiry {
+  readonly inquiry: InquiryRecord;
+  /** SHA-256 of the normalised email and message: finds a repeated submission. */
+  readonly fingerprint: string;
+}
+
 export interface InquiryStore {
-  /** Inserts unless the reference is taken; returns whether it was inserted. */
-  insert(inquiry: InquiryRecord, fingerprint: string, tx?: Tx): Promise<boolean>;
+  /** Inserts those whose reference is free; returns the references inserted. */
+  insertMany(inquiries: readonly NewInquiry[], tx?: Tx): Promise<Set<string>>;
   findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
-  /** The earliest inquiry with this fingerprint received at or after `since`. */
-  findRecentByFingerprint(fingerprint: string, since: Date, tx?: Tx): Promise<string | undefined>;
+  /** For each fingerprint, the earliest inquiry received at or after `since` that has it. */
+  findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
   list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
 }
 
+export interface IdempotencyEntry {
+  readonly key: string;
+  readonly requestHash: string;
+  readonly reference: string;
+  readonly createdAt: Date;
+}
+
 export interface IdempotencyStore {
-  find(key: string, tx?: Tx): Promise<{ requestHash: string; reference: string } | undefined>;
-  insert(entry: { key: string; requestHash: string; reference: string; createdAt: Date }, tx?: Tx): Promise<void>;
+  findMany(keys: readonly string[], tx?: Tx): Promise<Map<string, IdempotencyEntry>>;
+  insertMany(entries: readonly IdempotencyEntry[], tx?: Tx): Promise<void>;
   deleteOlderThan(cutoff: Date): Promise<number>;
 }
 
 export interface Outbox {
-  enqueue(reference: string, channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
+  /** One pending delivery per reference and channel. */
+  enqueue(references: readonly string[], channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
   /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
   claimDue(now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
-  /** Records one attempt and its consequence in one transaction, releasing the lease. */
-  recordAttempt(deliveryId: string, attempt: Omit<DeliveryAttempt, 'attempt'>, result: AttemptOutcome): Promise<void>;
+  /** Records one attempt and its consequence, releasing the lease. */
+  recordAttempt(deliveryId: string, attempt: Omit<DeliveryAttempt, 'attempt'>, result: AttemptOutcome, tx?: Tx): Promise<void>;
   /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
   releaseLeases(): Promise<void>;
   /** Puts failed and dead deliveries (all, or one inquiry's) back in the queue; returns how many. */
@@ -128,38 +142,44 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
   const q = (tx?: Tx): Kysely<Database> => (tx as unknown as Transaction<Database> | undefined) ?? db;
 
   const inquiries: InquiryStore = {
-    async insert(inquiry, fingerprint, tx) {
-      const result = await q(tx)
+    async insertMany(items, tx) {
+      if (items.length === 0) return new Set();
+      const rows = await q(tx)
         .insertInto('inquiries')
-        .values({
-          reference: inquiry.reference,
-          first_name: inquiry.firstName,
-          last_name: inquiry.lastName,
-          email: inquiry.email,
-          company: inquiry.company,
-          message: inquiry.message,
-          client_id: inquiry.clientId,
-          fingerprint,
-          received_at: inquiry.receivedAt.getTime(),
-        })
+        .values(
+          items.map(({ inquiry, fingerprint }) => ({
+            reference: inquiry.reference,
+            first_name: inquiry.firstName,
+            last_name: inquiry.lastName,
+            email: inquiry.email,
+            company: inquiry.company,
+            message: inquiry.message,
+            client_id: inquiry.clientId,
+            fingerprint,
+            received_at: inquiry.receivedAt.getTime(),
+          })),
+        )
         .onConflict((oc) => oc.column('reference').doNothing())
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+        .returning('reference')
+        .execute();
+      return new Set(rows.map((row) => row.reference));
     },
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
       return row && toInquiry(row);
     },
-    async findRecentByFingerprint(fingerprint, since, tx) {
-      const row = await q(tx)
+    async findRecentByFingerprints(fingerprints, since, tx) {
+      const found = new Map<string, string>();
+      if (fingerprints.length === 0) return found;
+      const rows = await q(tx)
         .selectFrom('inquiries')
-        .select('reference')
-        .where('fingerprint', '=', fingerprint)
+        .select(['fingerprint', 'reference'])
+        .where('fingerprint', 'in', fingerprints)
         .where('received_at', '>=', since.getTime())
-        .orderBy('received_at')
-        .limit(1)
-        .executeTakeFirst();
-      return row?.reference;
+        .orderBy('received_at', 'desc')
+        .execute();
+      for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins
+      return found;
     },
     async list({ limit, offset = 0, since }) {
       let query = db.selectFrom('inquiries').selectAll();
@@ -170,18 +190,32 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
   };
 
   const idempotency: IdempotencyStore = {
-    async find(key, tx) {
-      const row = await q(tx)
-        .selectFrom('idempotency_keys')
-        .select(['request_hash', 'reference'])
-        .where('key', '=', key)
-        .executeTakeFirst();
-      return row && { requestHash: row.request_hash, reference: row.reference };
+    async findMany(keys, tx) {
+      const found = new Map<string, IdempotencyEntry>();
+      if (keys.length === 0) return found;
+      const rows = await q(tx).selectFrom('idempotency_keys').selectAll().where('key', 'in', keys).execute();
+      for (const row of rows) {
+        found.set(row.key, {
+          key: row.key,
+          requestHash: row.request_hash,
+          reference: row.reference,
+          createdAt: new Date(Number(row.created_at)),
+        });
+      }
+      return found;
     },
-    async insert(entry, tx) {
+    async insertMany(entries, tx) {
+      if (entries.length === 0) return;
       await q(tx)
         .insertInto('idempotency_keys')
-        .values({ key: entry.key, request_hash: entry.requestHash, reference: entry.reference, created_at: entry.createdAt.getTime() })
+        .values(
+          entries.map((entry) => ({
+            key: entry.key,
+            request_hash: entry.requestHash,
+            reference: entry.reference,
+            created_at: entry.createdAt.getTime(),
+          })),
+        )
         .execute();
     },
     async deleteOlderThan(cutoff) {
@@ -191,12 +225,12 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
   };
 
   const outbox: Outbox = {
-    async enqueue(reference, channels, now, tx) {
-      if (channels.length === 0) return;
+    async enqueue(references, channels, now, tx) {
+      if (channels.length === 0 || references.length === 0) return;
       await q(tx)
         .insertInto('deliveries')
         .values(
-          channels.map((channel) => ({
+          references.flatMap((reference) => channels.map((channel) => ({
             id: crypto.randomUUID(),
             reference,
             channel,
@@ -206,7 +240,7 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
             last_error: null,
             queued_at: now.getTime(),
             finished_at: null,
-          })),
+          }))),
         )
         .execute();
     },
@@ -237,8 +271,8 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
         return inquiry ? [{ delivery: toDelivery(row), inquiry }] : [];
       });
     },
-    async recordAttempt(deliveryId, attempt, result) {
-      await db.transaction().execute(async (trx) => {
+    async recordAttempt(deliveryId, attempt, result, tx) {
+      const record = async (trx: Kysely<Database>) => {
         const updated = await trx
           .updateTable('deliveries')
           .set((eb) => ({
@@ -263,7 +297,9 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
             duration_ms: Math.round(attempt.durationMs),
           })
           .execute();
-      });
+      };
+      // Two writes that belong together: in the caller's transaction, or in one of their own.
+      await (tx ? record(q(tx)) : db.transaction().execute(record));
     },
     async releaseLeases() {
       await db.updateTable('deliveries').set({ locked_until: null }).where('status', '=', 'pending').execute();

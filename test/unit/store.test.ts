@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
-import { GroupCommitter } from '../../src/storage/group-commit.js';
+import { type BatchProcessor, GroupCommitter } from '../../src/storage/group-commit.js';
 import { createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
 import { tempDir } from '../helpers/app.js';
 
@@ -36,8 +36,8 @@ describe('outbox', () => {
     await openTempStore();
     const now = new Date('2026-01-01T00:00:00Z');
     await store.transaction(async (tx) => {
-      await store.inquiries.insert(inquiry('INQ-AAAAAA', now), 'fp-a', tx);
-      await store.outbox.enqueue('INQ-AAAAAA', ['email', 'webhook'], now, tx);
+      await store.inquiries.insertMany([{ inquiry: inquiry('INQ-AAAAAA', now), fingerprint: 'fp-a' }], tx);
+      await store.outbox.enqueue(['INQ-AAAAAA'], ['email', 'webhook'], now, tx);
     });
     const claimed = await store.outbox.claimDue(now, 10, 60_000);
     expect(claimed.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
@@ -77,22 +77,36 @@ describe('outbox', () => {
 });
 
 describe('inquiries', () => {
-  it('refuse a second inquiry with a taken reference', async () => {
+  it('refuse a second inquiry with a taken reference, inserting the others', async () => {
     await openTempStore();
-    expect(await store.inquiries.insert(inquiry('INQ-BBBBBB'), 'fp')).toBe(true);
-    expect(await store.inquiries.insert(inquiry('INQ-BBBBBB'), 'fp')).toBe(false);
+    const one = (reference: string) => ({ inquiry: inquiry(reference), fingerprint: reference });
+    expect(await store.inquiries.insertMany([one('INQ-BBBBBB')])).toEqual(new Set(['INQ-BBBBBB']));
+    expect(await store.inquiries.insertMany([one('INQ-BBBBBB'), one('INQ-BBBBBC')])).toEqual(new Set(['INQ-BBBBBC']));
   });
 
   it('find a recent one by fingerprint, not an old one', async () => {
     await openTempStore();
-    await store.inquiries.insert(inquiry('INQ-CCCCCC', new Date('2026-01-01T00:00:00Z')), 'same');
-    expect(await store.inquiries.findRecentByFingerprint('same', new Date('2026-01-01T00:00:00Z'))).toBe('INQ-CCCCCC');
-    expect(await store.inquiries.findRecentByFingerprint('same', new Date('2026-01-01T00:00:01Z'))).toBeUndefined();
+    await store.inquiries.insertMany([
+      { inquiry: inquiry('INQ-CCCCCC', new Date('2026-01-01T00:00:00Z')), fingerprint: 'same' },
+      { inquiry: inquiry('INQ-CCCCCD', new Date('2026-01-01T00:00:05Z')), fingerprint: 'same' },
+    ]);
+    const at = (iso: string) => store.inquiries.findRecentByFingerprints(['same', 'other'], new Date(iso));
+    expect(await at('2026-01-01T00:00:00Z')).toEqual(new Map([['same', 'INQ-CCCCCC']]));
+    expect(await at('2026-01-01T00:00:01Z')).toEqual(new Map([['same', 'INQ-CCCCCD']]));
+    expect(await at('2026-01-01T00:00:06Z')).toEqual(new Map());
   });
 });
 
 describe('group commit', () => {
-  it('commits concurrent units of work in shared transactions and answers only after the commit', async () => {
+  const insertEach: BatchProcessor<string, string> = async (tx, references) => {
+    const inserted = await store.inquiries.insertMany(
+      references.map((reference) => ({ inquiry: inquiry(reference), fingerprint: reference })),
+      tx,
+    );
+    return references.map((reference) => (inserted.has(reference) ? reference : new Error(`${reference} taken`)));
+  };
+
+  it('commits concurrent items in shared transactions and answers only after the commit', async () => {
     await openTempStore();
     let transactions = 0;
     const counting: Pick<Store, 'transaction'> = {
@@ -101,16 +115,9 @@ describe('group commit', () => {
         return store.transaction(work);
       },
     };
-    const committer = new GroupCommitter(counting);
+    const committer = new GroupCommitter(counting, insertEach);
     const references = Array.from({ length: 100 }, (_, i) => `INQ-${String(i).padStart(6, '0')}`);
-    const results = await Promise.all(
-      references.map((reference) =>
-        committer.run(async (tx) => {
-          await store.inquiries.insert(inquiry(reference), reference, tx);
-          return reference;
-        }),
-      ),
-    );
+    const results = await Promise.all(references.map((reference) => committer.run(reference)));
     expect(results).toEqual(references);
     expect(transactions).toBeLessThanOrEqual(2);
     // What was answered is on disk: a second connection to the same file sees all of it.
@@ -119,22 +126,22 @@ describe('group commit', () => {
     await second.close();
   });
 
-  it('rejects only the unit that failed, and isolates a unit that breaks the shared transaction', async () => {
+  it('rejects only the item refused, and isolates an item that breaks the shared transaction', async () => {
     await openTempStore();
-    const committer = new GroupCommitter(store);
-    const ok = committer.run(async (tx) => store.inquiries.insert(inquiry('INQ-DDDDDD'), 'a', tx));
-    const refused = committer.run(async () => {
-      throw new Error('domain rule');
+    const committer = new GroupCommitter<string, string>(store, async (tx, references) => {
+      // A reference of "INQ-NOSUCH" makes a write that violates a foreign key: the statement fails.
+      if (references.includes('INQ-NOSUCH')) await store.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
+      return insertEach(tx, references);
     });
-    const poison = committer.run(async (tx) => {
-      // A write that violates a constraint fails the statement; the batch must not lose the others.
-      await store.outbox.enqueue('INQ-NOSUCH', ['email'], new Date(), tx);
-    });
-    const alsoOk = committer.run(async (tx) => store.inquiries.insert(inquiry('INQ-EEEEEE'), 'b', tx));
-    await expect(ok).resolves.toBe(true);
-    await expect(refused).rejects.toThrow('domain rule');
+    await committer.run('INQ-DDDDDD');
+    const ok = committer.run('INQ-EEEEEE');
+    const refused = committer.run('INQ-DDDDDD');
+    const poison = committer.run('INQ-NOSUCH');
+    const alsoOk = committer.run('INQ-FFFFFF');
+    await expect(ok).resolves.toBe('INQ-EEEEEE');
+    await expect(refused).rejects.toThrow('INQ-DDDDDD taken');
     await expect(poison).rejects.toThrow();
-    await expect(alsoOk).resolves.toBe(true);
-    expect((await store.inquiries.list({ limit: 10 })).map((i) => i.reference).sort()).toEqual(['INQ-DDDDDD', 'INQ-EEEEEE']);
+    await expect(alsoOk).resolves.toBe('INQ-FFFFFF');
+    expect((await store.inquiries.list({ limit: 10 })).map((i) => i.reference).sort()).toEqual(['INQ-DDDDDD', 'INQ-EEEEEE', 'INQ-FFFFFF']);
   });
 });
