@@ -52,7 +52,7 @@ export async function createServices(
   const store = await openStore(config);
   const channels = createChannels(config, profile);
   const worker = new DeliveryWorker({
-    outbox: store.outbox,
+    store,
     channels,
     logger: logger.child({ component: 'delivery' }),
     releaseLeasesOnStart: store.dialect === 'sqlite',

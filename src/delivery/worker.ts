@@ -2,12 +2,19 @@
 // schedules retries. Runs inside the service process; after a crash it simply finds the pending
 // rows again on the next start.
 import type { Logger } from 'pino';
-import type { DueDelivery, Outbox } from '../storage/store.js';
+import { GroupCommitter } from '../storage/group-commit.js';
+import type { AttemptOutcome, DeliveryAttempt, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
 
+interface AttemptWrite {
+  readonly deliveryId: string;
+  readonly attempt: Omit<DeliveryAttempt, 'attempt'>;
+  readonly result: AttemptOutcome;
+}
+
 export interface WorkerOptions {
-  readonly outbox: Outbox;
+  readonly store: Pick<Store, 'outbox' | 'transaction'>;
   readonly channels: readonly Channel[];
   readonly logger: Logger;
   readonly retry?: RetryPolicy;
@@ -22,7 +29,7 @@ export interface WorkerOptions {
   readonly now?: () => Date;
 }
 
-const DEFAULT_CONCURRENCY = 16;
+const DEFAULT_CONCURRENCY = 32;
 /** Longer than any single attempt can take (SMTP and webhook timeouts are far below it). */
 const DEFAULT_LEASE_MS = 2 * 60 * 1000;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
@@ -39,6 +46,8 @@ export class DeliveryWorker {
   private claiming = false;
   private wakeAgain = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Attempts finishing together are recorded in one transaction (one disk sync, not one each). */
+  private readonly recorder: GroupCommitter<AttemptWrite, undefined>;
 
   constructor(private readonly options: WorkerOptions) {
     this.channels = new Map(options.channels.map((channel) => [channel.name, channel]));
@@ -47,11 +56,16 @@ export class DeliveryWorker {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
+    const { outbox } = options.store;
+    this.recorder = new GroupCommitter(options.store, async (tx, writes) => {
+      for (const write of writes) await outbox.recordAttempt(write.deliveryId, write.attempt, write.result, tx);
+      return writes.map(() => undefined);
+    });
   }
 
   async start(): Promise<void> {
     if (this.running) return;
-    if (this.options.releaseLeasesOnStart) await this.options.outbox.releaseLeases();
+    if (this.options.releaseLeasesOnStart) await this.options.store.outbox.releaseLeases();
     this.running = true;
     this.wake();
   }
@@ -80,8 +94,9 @@ export class DeliveryWorker {
       do {
         this.wakeAgain = false;
         const capacity = this.concurrency - this.inFlight.size;
-        if (capacity <= 0) break;
-        const due = await this.options.outbox.claimDue(this.now(), capacity, this.leaseMs);
+        // Claim in chunks (each claim is a committed write): wait until half the slots are free.
+        if (capacity < Math.ceil(this.concurrency / 2)) break;
+        const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs);
         for (const item of due) this.track(this.deliver(item));
         if (due.length === capacity) this.wakeAgain = true;
       } while (this.wakeAgain && this.running);
@@ -99,6 +114,10 @@ export class DeliveryWorker {
       this.inFlight.delete(work);
       this.wake();
     });
+  }
+
+  private record(deliveryId: string, attempt: AttemptWrite['attempt'], result: AttemptOutcome): Promise<undefined> {
+    return this.recorder.run({ deliveryId, attempt, result });
   }
 
   private async deliver({ delivery, inquiry }: DueDelivery): Promise<void> {
@@ -120,23 +139,23 @@ export class DeliveryWorker {
     const failures = delivery.attempts + 1;
     try {
       if (result.outcome === 'succeeded') {
-        await this.options.outbox.recordAttempt(delivery.id, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
+        await this.record(delivery.id, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
         log.info({ attempt: failures, durationMs: Math.round(durationMs) }, 'inquiry delivered');
         return;
       }
       const attempt = { attemptedAt, outcome: result.outcome, error: result.error, durationMs } as const;
       if (result.outcome === 'failed') {
-        await this.options.outbox.recordAttempt(delivery.id, attempt, { outcome: 'failed', error: result.error });
+        await this.record(delivery.id, attempt, { outcome: 'failed', error: result.error });
         log.error({ attempt: failures, error: result.error }, 'delivery failed permanently; re-queue it with the CLI once fixed');
         return;
       }
       const runAt = nextAttemptAt(delivery.queuedAt, this.now(), failures, this.retry);
       if (runAt === null) {
-        await this.options.outbox.recordAttempt(delivery.id, attempt, { outcome: 'dead', error: result.error });
+        await this.record(delivery.id, attempt, { outcome: 'dead', error: result.error });
         log.error({ attempt: failures, error: result.error }, 'delivery given up after the retry window; re-queue it with the CLI');
         return;
       }
-      await this.options.outbox.recordAttempt(delivery.id, attempt, { outcome: 'retry', error: result.error, runAt });
+      await this.record(delivery.id, attempt, { outcome: 'retry', error: result.error, runAt });
       log.warn({ attempt: failures, error: result.error, retryAt: runAt.toISOString() }, 'delivery attempt failed; will retry');
     } catch (error) {
       // The attempt could not be recorded: the lease expires and the delivery is tried again.

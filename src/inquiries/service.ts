@@ -104,7 +104,9 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
         const known = knownKeys.get(submission.key);
         const previous = known ? { requestHash: known.requestHash, slot: { reference: known.reference } } : claimedKeys.get(submission.key);
         if (previous) {
-          decisions.push(previous.requestHash === submission.requestHash ? { slot: previous.slot, outcome: 'replayed' } : new IdempotencyConflictError());
+          decisions.push(
+            previous.requestHash === submission.requestHash ? { slot: previous.slot, outcome: 'replayed' } : new IdempotencyConflictError(),
+          );
           continue;
         }
       }
@@ -147,7 +149,10 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt === REFERENCE_ATTEMPTS) throw new Error('could not allocate unique inquiry references');
       const inserted = await store.inquiries.insertMany(
-        pending.map(({ slot, submission }) => ({ inquiry: toRecord(slot.reference, submission, receivedAt), fingerprint: submission.fingerprint })),
+        pending.map(({ slot, submission }) => ({
+          inquiry: toRecord(slot.reference, submission, receivedAt),
+          fingerprint: submission.fingerprint,
+        })),
         tx,
       );
       pending = pending.filter(({ slot }) => !inserted.has(slot.reference));

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';

@@ -52,7 +52,12 @@ export class GroupCommitter<I, R> {
   private async commitBatch(batch: Pending<I, R>[]): Promise<void> {
     let results: (R | Error)[];
     try {
-      results = await this.store.transaction((tx) => this.process(tx, batch.map((pending) => pending.item)));
+      results = await this.store.transaction((tx) =>
+        this.process(
+          tx,
+          batch.map((pending) => pending.item),
+        ),
+      );
     } catch (error) {
       if (batch.length === 1) {
         batch[0]?.reject(error);

@@ -230,17 +230,19 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
       await q(tx)
         .insertInto('deliveries')
         .values(
-          references.flatMap((reference) => channels.map((channel) => ({
-            id: crypto.randomUUID(),
-            reference,
-            channel,
-            status: 'pending' as const,
-            run_at: now.getTime(),
-            locked_until: null,
-            last_error: null,
-            queued_at: now.getTime(),
-            finished_at: null,
-          }))),
+          references.flatMap((reference) =>
+            channels.map((channel) => ({
+              id: crypto.randomUUID(),
+              reference,
+              channel,
+              status: 'pending' as const,
+              run_at: now.getTime(),
+              locked_until: null,
+              last_error: null,
+              queued_at: now.getTime(),
+              finished_at: null,
+            })),
+          ),
         )
         .execute();
     },
