@@ -2,7 +2,6 @@
 // every test, so what is tested is what runs.
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
@@ -10,6 +9,7 @@ import type { Config } from './config.js';
 import { registerProblemHandlers } from './http/problems.js';
 import { contactRoute } from './http/routes/contact.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
+import { securityHeaders } from './http/security-headers.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Store } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
@@ -42,23 +42,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Only JSON bodies are accepted (415 otherwise); Fastify would also parse text/plain.
   app.removeContentTypeParser('text/plain');
   registerProblemHandlers(app, BODY_LIMIT_BYTES);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+  const headers = securityHeaders(config.publicUrl.startsWith('https:'));
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(headers).header('x-request-id', request.id);
+    done();
   });
 
-  const https = config.publicUrl.startsWith('https:');
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        // Asking browsers to upgrade only makes sense where the service is served over TLS.
-        upgradeInsecureRequests: https ? [] : null,
-      },
-    },
-    strictTransportSecurity: https,
-  });
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST'],

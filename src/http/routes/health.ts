@@ -19,9 +19,17 @@ export const HEALTH_PATH = '/api/health';
 const HEALTHY = { status: 'ok', service: 'studio-inquiry' } as const;
 
 export async function healthRoute(app: FastifyInstance, { store }: { store: Pick<Store, 'ping'> }) {
+  // Health checks that arrive together share one round trip to the store.
+  let inFlight: Promise<void> | undefined;
+  const ping = () => {
+    inFlight ??= store.ping().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
   app.get(HEALTH_PATH, { schema: { response: { 200: healthSchema } } }, async (request, reply) => {
     try {
-      await store.ping();
+      await ping();
     } catch (error) {
       request.log.error({ err: error }, 'health check: the store does not answer');
       return sendProblem(
