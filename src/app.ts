@@ -5,9 +5,11 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import type { SigningKeys } from './auth/keys.js';
 import type { Config } from './config.js';
 import { registerProblemHandlers } from './http/problems.js';
 import { contactRoute } from './http/routes/contact.js';
+import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { InquiryService } from './inquiries/service.js';
@@ -20,6 +22,7 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly profile: StudioProfile;
   readonly store: Store;
+  readonly keys: SigningKeys;
   readonly inquiries: InquiryService;
 }
 
@@ -67,6 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(rateLimit, { global: false, enableDraftSpec: true });
 
   await app.register(healthRoute, { store: deps.store });
+  await app.register(discoveryRoutes, { publicUrl: config.publicUrl, profile: deps.profile, keys: deps.keys });
   await app.register(contactRoute, {
     inquiries: deps.inquiries,
     profile: deps.profile,

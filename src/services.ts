@@ -1,6 +1,7 @@
 // The composition root below HTTP: store, outbox channels, delivery worker and the inquiry service,
 // built from the configuration. The entry point, the CLI and the tests all start here.
 import type { Logger } from 'pino';
+import { SigningKeys } from './auth/keys.js';
 import type { Config } from './config.js';
 import type { RetryPolicy } from './delivery/backoff.js';
 import type { Channel } from './delivery/channel.js';
@@ -14,6 +15,7 @@ import type { StudioProfile } from './studio/profile.js';
 
 export interface Services {
   readonly store: Store;
+  readonly keys: SigningKeys;
   readonly channels: readonly Channel[];
   readonly worker: DeliveryWorker;
   readonly inquiries: InquiryService;
@@ -50,6 +52,7 @@ export async function createServices(
   options: ServiceOptions = {},
 ): Promise<Services> {
   const store = await openStore(config);
+  const keys = await SigningKeys.load(store.auth);
   const channels = createChannels(config, profile);
   const worker = new DeliveryWorker({
     store,
@@ -74,6 +77,7 @@ export async function createServices(
   }, MAINTENANCE_INTERVAL_MS).unref();
   return {
     store,
+    keys,
     channels,
     worker,
     inquiries,

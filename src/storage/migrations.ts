@@ -57,6 +57,50 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '002_agent_auth': {
+    async up(db: Kysely<unknown>) {
+      // ES256 key pairs as JWKs; the newest unretired one signs, every unretired one verifies.
+      await db.schema
+        .createTable('signing_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('private_jwk', 'text', (c) => c.notNull())
+        .addColumn('public_jwk', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('retired_at', 'bigint')
+        .execute();
+
+      await db.schema
+        .createTable('agent_clients')
+        .addColumn('client_id', 'text', (c) => c.primaryKey())
+        .addColumn('client_name', 'text', (c) => c.notNull())
+        .addColumn('client_uri', 'text')
+        .addColumn('registration_type', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('email', 'text')
+        .addColumn('subject', 'text')
+        .addColumn('issuer', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .execute();
+
+      // Revocation by token id (RFC 7009), kept until the token would have expired anyway.
+      await db.schema
+        .createTable('revoked_tokens')
+        .addColumn('jti', 'text', (c) => c.primaryKey())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      // Assertions from other issuers redeemed once (replay protection), by issuer and jti.
+      await db.schema
+        .createTable('used_assertions')
+        .addColumn('issuer', 'text', (c) => c.notNull())
+        .addColumn('jti', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('used_assertions_pk', ['issuer', 'jti'])
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -47,9 +47,49 @@ export interface DeliveryAttemptsTable {
   duration_ms: number;
 }
 
+export interface SigningKeysTable {
+  kid: string;
+  private_jwk: string;
+  public_jwk: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export type ClientStatus = 'active' | 'pending' | 'revoked';
+export type RegistrationType = 'anonymous' | 'verified_email' | 'id-jag';
+
+export interface AgentClientsTable {
+  client_id: string;
+  client_name: string;
+  client_uri: string | null;
+  registration_type: RegistrationType;
+  status: ClientStatus;
+  email: string | null;
+  subject: string | null;
+  issuer: string | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface RevokedTokensTable {
+  jti: string;
+  expires_at: number;
+  revoked_at: number;
+}
+
+export interface UsedAssertionsTable {
+  issuer: string;
+  jti: string;
+  expires_at: number;
+}
+
 export interface Database {
   inquiries: InquiriesTable;
   idempotency_keys: IdempotencyKeysTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  signing_keys: SigningKeysTable;
+  agent_clients: AgentClientsTable;
+  revoked_tokens: RevokedTokensTable;
+  used_assertions: UsedAssertionsTable;
 }

@@ -2,6 +2,7 @@
 // Kysely implementation. Every method takes an optional transaction so that several writes can be
 // committed together; the domain never sees Kysely itself, only the opaque `Tx`.
 import type { Kysely, Transaction } from 'kysely';
+import { type AuthStore, createAuthStore } from './auth-store.js';
 import type { Dialect, OpenDatabase } from './database.js';
 import { ping } from './migrations.js';
 import type { Database, DeliveryStatus } from './schema.js';
@@ -101,6 +102,7 @@ export interface Outbox {
 
 export interface Store {
   readonly dialect: Dialect;
+  readonly auth: AuthStore;
   readonly inquiries: InquiryStore;
   readonly idempotency: IdempotencyStore;
   readonly outbox: Outbox;
@@ -348,6 +350,7 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
 
   return {
     dialect,
+    auth: createAuthStore(db),
     inquiries,
     idempotency,
     outbox,

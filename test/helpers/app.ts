@@ -37,6 +37,8 @@ export interface TestAppOptions {
   readonly startWorker?: boolean;
   /** Where log lines go (default: nowhere, LOG_LEVEL=silent). */
   readonly logLines?: string[];
+  /** The port to listen on with `listen: true` (default: any free one). */
+  readonly port?: number;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -59,10 +61,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     retry: options.retry ?? FAST_RETRY,
     pollIntervalMs: 50,
   });
-  const app = await buildApp({ config, logger, profile, store: services.store, inquiries: services.inquiries });
+  const app = await buildApp({ config, logger, profile, store: services.store, keys: services.keys, inquiries: services.inquiries });
   if (options.startWorker !== false) await services.worker.start();
   let baseUrl = '';
-  if (options.listen) baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  if (options.listen) baseUrl = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   else await app.ready();
   let closed = false;
   return {

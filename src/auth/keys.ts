@@ -1,0 +1,102 @@
+// The service's ES256 signing keys: made on first start and kept in the database, so every instance
+// signs and verifies alike (design/agent-auth.md §5). Several keys may be published at once, which
+// is what rotation needs: a new key signs, the old one keeps verifying until it is retired.
+import type { KeyObject, webcrypto } from 'node:crypto';
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyResult,
+  jwtVerify,
+  SignJWT,
+} from 'jose';
+import type { AuthStore } from '../storage/auth-store.js';
+
+type CryptoKey = webcrypto.CryptoKey;
+
+export const SIGNING_ALGORITHM = 'ES256';
+
+interface LoadedKey {
+  readonly kid: string;
+  readonly privateKey: KeyObject | CryptoKey;
+  readonly publicJwk: JWK;
+}
+
+export class SigningKeys {
+  private keys: LoadedKey[] = [];
+  private jwks: JSONWebKeySet = { keys: [] };
+  private verifyWith = createLocalJWKSet(this.jwks);
+
+  private constructor(private readonly store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>) {}
+
+  /** Loads the keys, creating the first one if the database has none. */
+  static async load(store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>, now = new Date()): Promise<SigningKeys> {
+    const keys = new SigningKeys(store);
+    await keys.reload();
+    if (keys.keys.length === 0) {
+      await store.addSigningKey(await newKey(now));
+      await keys.reload();
+    }
+    return keys;
+  }
+
+  /** The public keys, as served at /.well-known/jwks.json. */
+  publicJwks(): JSONWebKeySet {
+    return this.jwks;
+  }
+
+  async sign(payload: JWTPayload, options: { typ: string; expiresInSeconds: number; now?: Date }): Promise<string> {
+    const [current] = this.keys;
+    if (!current) throw new Error('no signing key');
+    const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
+    return new SignJWT(payload)
+      .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: current.kid, typ: options.typ })
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + options.expiresInSeconds)
+      .sign(current.privateKey);
+  }
+
+  /** Verifies a JWT this service signed; a key another instance made since start is looked up once. */
+  async verify(token: string, options: { typ: string; issuer: string; audience: string | string[] }): Promise<JWTVerifyResult> {
+    const verifyOptions = { algorithms: [SIGNING_ALGORITHM], typ: options.typ, issuer: options.issuer, audience: options.audience };
+    try {
+      return await jwtVerify(token, this.verifyWith, verifyOptions);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw error;
+      await this.reload();
+      return jwtVerify(token, this.verifyWith, verifyOptions);
+    }
+  }
+
+  private async reload(): Promise<void> {
+    const records = await this.store.signingKeys();
+    this.keys = await Promise.all(
+      records.map(async (record) => ({
+        kid: record.kid,
+        privateKey: (await importJWK(JSON.parse(record.privateJwk), SIGNING_ALGORITHM)) as KeyObject | CryptoKey,
+        publicJwk: JSON.parse(record.publicJwk) as JWK,
+      })),
+    );
+    this.jwks = { keys: this.keys.map((key) => key.publicJwk) };
+    this.verifyWith = createLocalJWKSet(this.jwks);
+  }
+}
+
+async function newKey(now: Date) {
+  const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  // RFC 7638 thumbprint as kid: stable, and two instances racing on first start cannot collide.
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const published: JWK = { ...publicJwk, kid, alg: SIGNING_ALGORITHM, use: 'sig' };
+  return {
+    kid,
+    privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALGORITHM }),
+    publicJwk: JSON.stringify(published),
+    createdAt: now,
+  };
+}

@@ -1,0 +1,62 @@
+// The discovery documents (interface document §2.5, design/agent-auth.md §7): OAuth protected
+// resource metadata (RFC 9728), authorization server metadata (RFC 8414) with the `agent_auth` block
+// of the auth.md proposal, and the same document as OpenID discovery. All built from AuthUrls.
+import type { StudioProfile } from '../studio/profile.js';
+import type { AuthUrls } from './urls.js';
+
+export const INQUIRY_WRITE_SCOPE = 'inquiry:write';
+export const SCOPES_SUPPORTED = [INQUIRY_WRITE_SCOPE] as const;
+
+export const GRANT_TYPE_JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export const GRANT_TYPE_TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const TOKEN_TYPE_JWT = 'urn:ietf:params:oauth:token-type:jwt';
+export const TOKEN_TYPE_ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
+export const TOKEN_TYPE_ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
+export const GRANT_PROFILE_ID_JAG = 'urn:ietf:params:oauth:grant-profile:id-jag';
+
+/** RFC 9728 §2, for the resource B/ or B/mcp. */
+export function protectedResourceMetadata(urls: AuthUrls, profile: StudioProfile, resource: 'api' | 'mcp') {
+  return {
+    resource: resource === 'api' ? urls.resource : urls.mcpResource,
+    authorization_servers: [urls.issuer],
+    scopes_supported: [...SCOPES_SUPPORTED],
+    bearer_methods_supported: ['header'],
+    resource_name: resource === 'api' ? `${profile.name} inquiries` : `${profile.name} inquiry tools (MCP)`,
+    resource_documentation: urls.authMd,
+  };
+}
+
+/**
+ * RFC 8414 §2. Only what exists is advertised (there is no authorization endpoint: agents use the
+ * assertion grants), and no array is empty (RFC 8414 §3.2). Unknown members such as `agent_auth`
+ * are ignored by clients that do not know them (§2).
+ */
+export function authorizationServerMetadata(urls: AuthUrls) {
+  const credentialTypes = [TOKEN_TYPE_JWT];
+  return {
+    issuer: urls.issuer,
+    token_endpoint: urls.tokenEndpoint,
+    jwks_uri: urls.jwksUri,
+    revocation_endpoint: urls.revocationEndpoint,
+    grant_types_supported: [GRANT_TYPE_JWT_BEARER, GRANT_TYPE_TOKEN_EXCHANGE],
+    token_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    scopes_supported: [...SCOPES_SUPPORTED],
+    authorization_grant_profiles_supported: [GRANT_PROFILE_ID_JAG],
+    service_documentation: urls.authMd,
+    agent_auth: {
+      skill: urls.authMd,
+      register_uri: urls.registerUri,
+      identity_endpoint: urls.registerUri,
+      claim_uri: urls.claimUri,
+      claim_endpoint: urls.claimUri,
+      revocation_uri: urls.revocationEndpoint,
+      identity_types_supported: ['anonymous', 'identity_assertion'],
+      anonymous: { credential_types_supported: credentialTypes },
+      identity_assertion: {
+        assertion_types_supported: [TOKEN_TYPE_ID_JAG, 'verified_email'],
+        credential_types_supported: credentialTypes,
+      },
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// GET discovery documents and the JWKS: public, cacheable, open to every origin (browser-based
+// agents and scanners read them cross-origin).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { SigningKeys } from '../../auth/keys.js';
+import { authorizationServerMetadata, protectedResourceMetadata } from '../../auth/metadata.js';
+import { authUrls } from '../../auth/urls.js';
+import type { StudioProfile } from '../../studio/profile.js';
+
+/** Long enough to spare clients, short enough that a rotated key is seen within the hour. */
+const DISCOVERY_MAX_AGE_SECONDS = 3600;
+
+export interface DiscoveryRouteOptions {
+  readonly publicUrl: string;
+  readonly profile: StudioProfile;
+  readonly keys: SigningKeys;
+}
+
+export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile, keys }: DiscoveryRouteOptions) {
+  const urls = authUrls(publicUrl);
+  const asMetadata = authorizationServerMetadata(urls);
+  const documents: Record<string, () => unknown> = {
+    '/.well-known/oauth-protected-resource': () => protectedResourceMetadata(urls, profile, 'api'),
+    '/.well-known/oauth-protected-resource/mcp': () => protectedResourceMetadata(urls, profile, 'mcp'),
+    '/.well-known/oauth-authorization-server': () => asMetadata,
+    // This service has no end-user login: the OpenID document is the same metadata, nothing more.
+    '/.well-known/openid-configuration': () => asMetadata,
+    '/.well-known/jwks.json': () => keys.publicJwks(),
+  };
+  const publish = (reply: FastifyReply, body: unknown) =>
+    reply
+      .header('access-control-allow-origin', '*')
+      .header('cache-control', `public, max-age=${DISCOVERY_MAX_AGE_SECONDS}`)
+      .type('application/json')
+      .send(body);
+  for (const [path, document] of Object.entries(documents)) {
+    app.get(path, async (_request, reply) => publish(reply, document()));
+  }
+}

@@ -1,0 +1,133 @@
+// Storage ports of agent auth: signing keys, registered agent clients, revoked token ids and
+// redeemed foreign assertions. Everything that must hold across restarts and instances lives here,
+// held by rows and constraints, never by process memory.
+import type { Kysely } from 'kysely';
+import type { AgentClientsTable, ClientStatus, Database, RegistrationType } from './schema.js';
+
+export type { ClientStatus, RegistrationType } from './schema.js';
+
+export interface SigningKeyRecord {
+  readonly kid: string;
+  readonly privateJwk: string;
+  readonly publicJwk: string;
+  readonly createdAt: Date;
+}
+
+export interface AgentClient {
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly clientUri: string | null;
+  readonly registrationType: RegistrationType;
+  readonly status: ClientStatus;
+  readonly email: string | null;
+  readonly subject: string | null;
+  readonly issuer: string | null;
+  readonly createdAt: Date;
+}
+
+export interface AuthStore {
+  /** Unretired signing keys, newest first. */
+  signingKeys(): Promise<SigningKeyRecord[]>;
+  addSigningKey(key: SigningKeyRecord): Promise<void>;
+  createClient(client: AgentClient): Promise<void>;
+  findClient(clientId: string): Promise<AgentClient | undefined>;
+  /** Marks the client revoked; every token minted for it stops working. */
+  revokeClient(clientId: string, at: Date): Promise<void>;
+  revokeToken(jti: string, expiresAt: Date, at: Date): Promise<void>;
+  isTokenRevoked(jti: string): Promise<boolean>;
+  /** Records a foreign assertion's (issuer, jti); false when it was redeemed before (a replay). */
+  useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
+  /** Forgets revocations and used assertions whose tokens have expired. */
+  purgeExpired(now: Date): Promise<void>;
+}
+
+const toClient = (row: AgentClientsTable): AgentClient => ({
+  clientId: row.client_id,
+  clientName: row.client_name,
+  clientUri: row.client_uri,
+  registrationType: row.registration_type,
+  status: row.status,
+  email: row.email,
+  subject: row.subject,
+  issuer: row.issuer,
+  createdAt: new Date(Number(row.created_at)),
+});
+
+export function createAuthStore(db: Kysely<Database>): AuthStore {
+  return {
+    async signingKeys() {
+      const rows = await db.selectFrom('signing_keys').selectAll().where('retired_at', 'is', null).orderBy('created_at', 'desc').execute();
+      return rows.map((row) => ({
+        kid: row.kid,
+        privateJwk: row.private_jwk,
+        publicJwk: row.public_jwk,
+        createdAt: new Date(Number(row.created_at)),
+      }));
+    },
+    async addSigningKey(key) {
+      await db
+        .insertInto('signing_keys')
+        .values({
+          kid: key.kid,
+          private_jwk: key.privateJwk,
+          public_jwk: key.publicJwk,
+          created_at: key.createdAt.getTime(),
+          retired_at: null,
+        })
+        .onConflict((oc) => oc.column('kid').doNothing())
+        .execute();
+    },
+    async createClient(client) {
+      await db
+        .insertInto('agent_clients')
+        .values({
+          client_id: client.clientId,
+          client_name: client.clientName,
+          client_uri: client.clientUri,
+          registration_type: client.registrationType,
+          status: client.status,
+          email: client.email,
+          subject: client.subject,
+          issuer: client.issuer,
+          created_at: client.createdAt.getTime(),
+          revoked_at: null,
+        })
+        .execute();
+    },
+    async findClient(clientId) {
+      const row = await db.selectFrom('agent_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+      return row && toClient(row);
+    },
+    async revokeClient(clientId, at) {
+      await db
+        .updateTable('agent_clients')
+        .set({ status: 'revoked', revoked_at: at.getTime() })
+        .where('client_id', '=', clientId)
+        .execute();
+    },
+    async revokeToken(jti, expiresAt, at) {
+      await db
+        .insertInto('revoked_tokens')
+        .values({ jti, expires_at: expiresAt.getTime(), revoked_at: at.getTime() })
+        .onConflict((oc) => oc.column('jti').doNothing())
+        .execute();
+    },
+    async isTokenRevoked(jti) {
+      const row = await db.selectFrom('revoked_tokens').select('jti').where('jti', '=', jti).executeTakeFirst();
+      return row !== undefined;
+    },
+    async useAssertion(issuer, jti, expiresAt) {
+      const rows = await db
+        .insertInto('used_assertions')
+        .values({ issuer, jti, expires_at: expiresAt.getTime() })
+        .onConflict((oc) => oc.columns(['issuer', 'jti']).doNothing())
+        .returning('jti')
+        .execute();
+      return rows.length === 1;
+    },
+    async purgeExpired(now) {
+      await db.deleteFrom('revoked_tokens').where('expires_at', '<', now.getTime()).execute();
+      await db.deleteFrom('used_assertions').where('expires_at', '<', now.getTime()).execute();
+    },
+  };
+}

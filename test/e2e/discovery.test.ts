@@ -1,0 +1,130 @@
+// Discovery documents read the way real clients read them: oauth4webapi's discovery processing
+// (which enforces the issuer and resource rules of RFC 8414 and RFC 9728) over a real socket, and the
+// JWKS used by jose to verify a token the service signed.
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let testApp: TestApp;
+let base: string;
+beforeAll(async () => {
+  // PUBLIC_URL must be the address clients use, so the app is started first and then asked for its port.
+  const probe = await startTestApp({ listen: true, startWorker: false });
+  const port = new URL(probe.baseUrl).port;
+  await probe.close();
+  base = `http://127.0.0.1:${port}`;
+  testApp = await startTestApp({ env: { PUBLIC_URL: base, PORT: port }, listen: true, startWorker: false, port: Number(port) });
+});
+afterAll(async () => {
+  await testApp.close();
+});
+
+const insecure = { [oauth.allowInsecureRequests]: true };
+
+describe('authorization server metadata', () => {
+  it('passes oauth4webapi discovery (RFC 8414) with this issuer', async () => {
+    const issuer = new URL(base);
+    const response = await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure });
+    const as = await oauth.processDiscoveryResponse(issuer, response);
+    expect(as.issuer).toBe(base);
+    expect(as.token_endpoint).toBe(`${base}/oauth/token`);
+    expect(as.jwks_uri).toBe(`${base}/.well-known/jwks.json`);
+    expect(as.revocation_endpoint).toBe(`${base}/oauth/revoke`);
+    expect(as.grant_types_supported).toEqual([
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ]);
+    expect(as.agent_auth).toMatchObject({
+      skill: `${base}/auth.md`,
+      register_uri: `${base}/agent/register`,
+      claim_uri: `${base}/agent/claim`,
+      revocation_uri: `${base}/oauth/revoke`,
+      identity_types_supported: ['anonymous', 'identity_assertion'],
+      identity_assertion: { assertion_types_supported: ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'] },
+    });
+  });
+
+  it('passes OpenID discovery with the same document', async () => {
+    const issuer = new URL(base);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
+    const rfc8414 = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
+    expect(as).toEqual(rfc8414);
+  });
+
+  it('has no empty arrays anywhere (RFC 8414 §3.2)', async () => {
+    const emptyArrays: string[] = [];
+    const walk = (value: unknown, path: string) => {
+      if (Array.isArray(value)) {
+        if (value.length === 0) emptyArrays.push(path);
+        value.forEach((item, i) => walk(item, `${path}/${i}`));
+      } else if (value && typeof value === 'object') {
+        for (const [key, child] of Object.entries(value)) walk(child, `${path}/${key}`);
+      }
+    };
+    for (const path of [
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+    ]) {
+      walk(await (await fetch(`${base}${path}`)).json(), path);
+    }
+    expect(emptyArrays).toEqual([]);
+  });
+});
+
+describe('protected resource metadata', () => {
+  it.each([
+    ['/', '/.well-known/oauth-protected-resource'],
+    ['/mcp', '/.well-known/oauth-protected-resource/mcp'],
+  ])('for %s passes oauth4webapi resource discovery (RFC 9728) and names this issuer', async (path, wellKnown) => {
+    const resource = new URL(`${base}${path}`);
+    const response = await oauth.resourceDiscoveryRequest(resource, insecure);
+    expect(new URL(response.url).pathname).toBe(wellKnown);
+    const metadata = await oauth.processResourceDiscoveryResponse(resource, response);
+    expect(metadata.authorization_servers).toEqual([base]);
+    expect(metadata.scopes_supported).toContain('inquiry:write');
+    expect(metadata.bearer_methods_supported).toContain('header');
+  });
+});
+
+describe('every discovery document', () => {
+  it.each([
+    '/.well-known/oauth-protected-resource',
+    '/.well-known/oauth-protected-resource/mcp',
+    '/.well-known/oauth-authorization-server',
+    '/.well-known/openid-configuration',
+    '/.well-known/jwks.json',
+  ])('%s is JSON, open to any origin and cacheable', async (path) => {
+    const response = await fetch(`${base}${path}`, { headers: { origin: 'https://agent.example' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('cache-control')).toMatch(/public, max-age=\d+/);
+  });
+});
+
+describe('JWKS', () => {
+  it('publishes public ES256 keys only, and verifies what the service signs', async () => {
+    const jwks = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] };
+    expect(jwks.keys.length).toBeGreaterThanOrEqual(1);
+    for (const key of jwks.keys) {
+      expect(key).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', kid: expect.any(String) });
+      expect(key.d).toBeUndefined();
+    }
+    const token = await testApp.services.keys.sign({ iss: base, aud: `${base}/`, sub: 'test' }, { typ: 'at+jwt', expiresInSeconds: 60 });
+    const { payload, protectedHeader } = await jwtVerify(token, createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`)), {
+      issuer: base,
+      audience: `${base}/`,
+    });
+    expect(payload.sub).toBe('test');
+    expect(protectedHeader.kid).toBe(jwks.keys[0]?.kid);
+  });
+
+  it('keeps the same key across restarts (it lives in the database)', async () => {
+    const before = await (await fetch(`${base}/.well-known/jwks.json`)).json();
+    const again = await startTestApp({ dir: testApp.dir, env: { PUBLIC_URL: base }, startWorker: false });
+    expect(again.services.keys.publicJwks()).toEqual(before);
+    await again.close();
+  });
+});
