@@ -6,8 +6,11 @@ import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { SigningKeys } from './auth/keys.js';
+import type { AgentAuth } from './auth/service.js';
+import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import { registerProblemHandlers } from './http/problems.js';
+import { agentAuthRoutes } from './http/routes/agent-auth.js';
 import { contactRoute } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
@@ -23,6 +26,7 @@ export interface AppDeps {
   readonly profile: StudioProfile;
   readonly store: Store;
   readonly keys: SigningKeys;
+  readonly auth: AgentAuth;
   readonly inquiries: InquiryService;
 }
 
@@ -71,7 +75,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoute, { store: deps.store });
   await app.register(discoveryRoutes, { publicUrl: config.publicUrl, profile: deps.profile, keys: deps.keys });
+  await app.register(agentAuthRoutes, { auth: deps.auth });
   await app.register(contactRoute, {
+    auth: deps.auth,
+    resourceMetadataUrl: authUrls(config.publicUrl).protectedResourceMetadata,
+    audience: authUrls(config.publicUrl).resource,
     inquiries: deps.inquiries,
     profile: deps.profile,
     rateLimit: config.rateLimitInquiries,

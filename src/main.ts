@@ -41,7 +41,15 @@ async function main(): Promise<void> {
     logger.warn('WEBHOOK_SECRET is not set: webhook requests are sent unsigned');
   }
 
-  const app = await buildApp({ config, logger, profile, store: services.store, keys: services.keys, inquiries: services.inquiries });
+  const app = await buildApp({
+    config,
+    logger,
+    profile,
+    store: services.store,
+    keys: services.keys,
+    auth: services.auth,
+    inquiries: services.inquiries,
+  });
   await services.worker.start();
   await app.listen({ port: config.port, host: config.host });
   logger.info(

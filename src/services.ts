@@ -1,7 +1,10 @@
 // The composition root below HTTP: store, outbox channels, delivery worker and the inquiry service,
 // built from the configuration. The entry point, the CLI and the tests all start here.
 import type { Logger } from 'pino';
+import { createIdJagVerifier } from './auth/id-jag.js';
 import { SigningKeys } from './auth/keys.js';
+import { type AgentAuth, createAgentAuth } from './auth/service.js';
+import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import type { RetryPolicy } from './delivery/backoff.js';
 import type { Channel } from './delivery/channel.js';
@@ -16,6 +19,7 @@ import type { StudioProfile } from './studio/profile.js';
 export interface Services {
   readonly store: Store;
   readonly keys: SigningKeys;
+  readonly auth: AgentAuth;
   readonly channels: readonly Channel[];
   readonly worker: DeliveryWorker;
   readonly inquiries: InquiryService;
@@ -53,6 +57,18 @@ export async function createServices(
 ): Promise<Services> {
   const store = await openStore(config);
   const keys = await SigningKeys.load(store.auth);
+  const auth = createAgentAuth({
+    store: store.auth,
+    keys,
+    urls: authUrls(config.publicUrl),
+    idJag: createIdJagVerifier({
+      audience: authUrls(config.publicUrl).issuer,
+      trustedIssuers: config.trustedIssuers,
+      useAssertion: (issuer, jti, expiresAt) => store.auth.useAssertion(issuer, jti, expiresAt),
+      ...(options.now && { now: options.now }),
+    }),
+    ...(options.now && { now: options.now }),
+  });
   const channels = createChannels(config, profile);
   const worker = new DeliveryWorker({
     store,
@@ -71,13 +87,17 @@ export async function createServices(
   });
   const now = options.now ?? (() => new Date());
   const maintenance = setInterval(() => {
-    store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)).catch((error: unknown) => {
-      logger.warn({ err: error }, 'could not purge expired idempotency keys');
+    Promise.all([
+      store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),
+      store.auth.purgeExpired(now()),
+    ]).catch((error: unknown) => {
+      logger.warn({ err: error }, 'could not purge expired idempotency keys and revocations');
     });
   }, MAINTENANCE_INTERVAL_MS).unref();
   return {
     store,
     keys,
+    auth,
     channels,
     worker,
     inquiries,

@@ -3,6 +3,7 @@
 // request id and nothing else: no message, stack, SQL or path ever reaches a client.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AgentAuthError, OAuthError } from '../auth/errors.js';
 import { DomainError, ValidationError } from '../errors.js';
 import { type FieldError, toFieldErrors } from '../validation/ajv.js';
 
@@ -38,6 +39,8 @@ const FASTIFY_ERRORS: Record<string, { error: string; detail?: string }> = {
 };
 
 export function toProblem(error: FastifyError | Error, request: FastifyRequest, bodyLimit: number): Problem {
+  if (error instanceof AgentAuthError) return problem(error.status, error.code, error.message);
+  if (error instanceof OAuthError) return problem(error.status, error.code, error.description);
   if (error instanceof ValidationError) return problem(400, error.code, error.message, { errors: error.errors });
   if (error instanceof DomainError) {
     return error.status >= 500
@@ -64,12 +67,32 @@ export function sendProblem(reply: FastifyReply, value: Problem): FastifyReply {
   return reply.code(value.status).type(PROBLEM_CONTENT_TYPE).send(value);
 }
 
+/**
+ * RFC 6749 §5.2 error JSON for /oauth/*: the same problem, in the shape OAuth clients parse, never
+ * cached. A validation problem becomes invalid_request; a server failure becomes server_error.
+ */
+function sendOAuthError(reply: FastifyReply, value: Problem): FastifyReply {
+  const detail = value.errors?.map((e) => `${e.pointer || 'body'} ${e.detail}`).join('; ') ?? value.detail;
+  const error =
+    value.status >= 500
+      ? 'server_error'
+      : value.error === 'invalid_json' || value.error === 'unsupported_media_type'
+        ? 'invalid_request'
+        : value.error;
+  return reply
+    .code(value.status)
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache')
+    .type('application/json')
+    .send({ error, error_description: detail });
+}
+
 export function registerProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const value = toProblem(error, request, bodyLimit);
     if (value.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.debug({ err: error }, 'request rejected');
-    return sendProblem(reply, value);
+    return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
   });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`)),

@@ -31,6 +31,8 @@ export interface AuthStore {
   addSigningKey(key: SigningKeyRecord): Promise<void>;
   createClient(client: AgentClient): Promise<void>;
   findClient(clientId: string): Promise<AgentClient | undefined>;
+  /** The client registered for a subject of another issuer (ID-JAG), if any. */
+  findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;
   /** Marks the client revoked; every token minted for it stops working. */
   revokeClient(clientId: string, at: Date): Promise<void>;
   revokeToken(jti: string, expiresAt: Date, at: Date): Promise<void>;
@@ -96,6 +98,17 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     },
     async findClient(clientId) {
       const row = await db.selectFrom('agent_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+      return row && toClient(row);
+    },
+    async findClientBySubject(issuer, subject) {
+      const row = await db
+        .selectFrom('agent_clients')
+        .selectAll()
+        .where('issuer', '=', issuer)
+        .where('subject', '=', subject)
+        .where('status', '=', 'active')
+        .orderBy('created_at')
+        .executeTakeFirst();
       return row && toClient(row);
     },
     async revokeClient(clientId, at) {

@@ -57,7 +57,7 @@ describe('authorization server metadata', () => {
     const walk = (value: unknown, path: string) => {
       if (Array.isArray(value)) {
         if (value.length === 0) emptyArrays.push(path);
-        value.forEach((item, i) => walk(item, `${path}/${i}`));
+        for (const [i, item] of value.entries()) walk(item, `${path}/${i}`);
       } else if (value && typeof value === 'object') {
         for (const [key, child] of Object.entries(value)) walk(child, `${path}/${key}`);
       }

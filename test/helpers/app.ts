@@ -61,7 +61,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     retry: options.retry ?? FAST_RETRY,
     pollIntervalMs: 50,
   });
-  const app = await buildApp({ config, logger, profile, store: services.store, keys: services.keys, inquiries: services.inquiries });
+  const app = await buildApp({
+    config,
+    logger,
+    profile,
+    store: services.store,
+    keys: services.keys,
+    auth: services.auth,
+    inquiries: services.inquiries,
+  });
   if (options.startWorker !== false) await services.worker.start();
   let baseUrl = '';
   if (options.listen) baseUrl = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });

@@ -1,7 +1,8 @@
 // POST /api/contact (interface document §4.1): parse → rate-limit → the inquiry service → the
 // plain-text confirmation. Validation happens before the rate limiter, so mistakes a person
 // corrects in the form do not use up their allowance.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AgentAuth } from '../../auth/service.js';
 import type { RateLimitConfig } from '../../config.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
 import { inquirySchema } from '../../inquiries/schema.js';
@@ -9,12 +10,18 @@ import type { InquiryService } from '../../inquiries/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
 
 export interface ContactRouteOptions {
+  readonly auth: Pick<AgentAuth, 'authenticate'>;
+  /** RFC 9728 §5.1: where a client that sent a bad token learns how to get a good one. */
+  readonly resourceMetadataUrl: string;
+  /** The access tokens' audience for this resource. */
+  readonly audience: string;
   readonly inquiries: InquiryService;
   readonly profile: StudioProfile;
   readonly rateLimit: RateLimitConfig | null;
 }
 
-export async function contactRoute(app: FastifyInstance, { inquiries, profile, rateLimit }: ContactRouteOptions) {
+export async function contactRoute(app: FastifyInstance, options: ContactRouteOptions) {
+  const { inquiries, profile, rateLimit } = options;
   app.post(
     '/api/contact',
     {
@@ -36,11 +43,33 @@ export async function contactRoute(app: FastifyInstance, { inquiries, profile, r
     },
     async (request, reply) => {
       const idempotencyKey = request.headers['idempotency-key'];
+      const clientId = await bearerClient(request.headers.authorization, reply, options);
       const result = await inquiries.submit(request.body, {
         idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey.join(', ') : idempotencyKey,
+        clientId,
       });
       if (result.outcome === 'replayed') reply.header('idempotent-replayed', 'true');
       return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
     },
   );
+}
+
+/**
+ * design/agent-auth.md §6: a valid token attributes the inquiry to its client; no token is fine; a
+ * bad, expired or revoked token never costs the studio a lead — the inquiry is taken as anonymous and
+ * the answer says why (RFC 6750 §3.1 error="invalid_token", RFC 9728 §5.1 resource_metadata).
+ */
+export async function bearerClient(
+  authorization: string | undefined,
+  reply: FastifyReply,
+  { auth, resourceMetadataUrl, audience }: Pick<ContactRouteOptions, 'auth' | 'resourceMetadataUrl' | 'audience'>,
+): Promise<string | null> {
+  // Other schemes (Basic, …) are not ours to judge: ignored, like no header at all.
+  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return null;
+  const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
+  const client = token === undefined ? null : await auth.authenticate(token, audience);
+  if (client === null) {
+    reply.header('www-authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl}"`);
+  }
+  return client?.clientId ?? null;
 }

@@ -1,0 +1,42 @@
+// Errors of the agent-auth endpoints. OAuthError renders as RFC 6749 §5.2 JSON on /oauth/*;
+// AgentAuthError as problem+json with an OAuth-style `error` code on /agent/* (CONTRACT.md "Errors").
+
+/** RFC 6749 §5.2 (plus RFC 8707 §2 invalid_target, RFC 7009 §2.2.1 unsupported_token_type). */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'invalid_client'
+  | 'unsupported_token_type';
+
+export class OAuthError extends Error {
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly description: string,
+    readonly status = 400,
+  ) {
+    super(description);
+    this.name = 'OAuthError';
+  }
+}
+
+export type AgentAuthErrorCode =
+  | 'invalid_request'
+  | 'unsupported_identity_type'
+  | 'unsupported_assertion_type'
+  | 'invalid_assertion'
+  | 'issuer_not_enabled'
+  | 'replay_detected';
+
+export class AgentAuthError extends Error {
+  constructor(
+    readonly code: AgentAuthErrorCode,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+    this.name = 'AgentAuthError';
+  }
+}

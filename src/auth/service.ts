@@ -1,0 +1,293 @@
+// Agent registration, tokens and revocation (design/agent-auth.md §1, §3, §4, §6). HTTP routes are
+// thin doors onto these functions; everything durable lives in the AuthStore.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { decodeJwt, type JWTPayload } from 'jose';
+import { ValidationError } from '../errors.js';
+import type { AgentClient, AuthStore } from '../storage/auth-store.js';
+import { ajv, toFieldErrors } from '../validation/ajv.js';
+import { AgentAuthError, OAuthError } from './errors.js';
+import { AssertionError, type VerifiedIdJag } from './id-jag.js';
+import type { SigningKeys } from './keys.js';
+import {
+  GRANT_TYPE_JWT_BEARER,
+  GRANT_TYPE_TOKEN_EXCHANGE,
+  INQUIRY_WRITE_SCOPE,
+  SCOPES_SUPPORTED,
+  TOKEN_TYPE_ACCESS_TOKEN,
+  TOKEN_TYPE_ID_JAG,
+  TOKEN_TYPE_JWT,
+} from './metadata.js';
+import type { AuthUrls } from './urls.js';
+
+export const IDENTITY_ASSERTION_TTL_SECONDS = 30 * 24 * 60 * 60;
+export const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
+/** RFC 9068 §2.1: access tokens say what they are, so no other JWT can pass for one. */
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+/** The identity assertions this service issues are plain RFC 7523 JWTs. */
+export const IDENTITY_ASSERTION_TYP = 'JWT';
+
+const NAME = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
+
+export const anonymousRegistrationSchema = {
+  $id: 'AnonymousRegistration',
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'client_name'],
+  properties: {
+    type: { const: 'anonymous' },
+    client_name: NAME,
+    // Stored and shown, never fetched (no server-side requests on an agent's behalf).
+    client_uri: { type: 'string', format: 'uri', maxLength: 2000, pattern: '^https?://' },
+  },
+} as const;
+
+export const idJagRegistrationSchema = {
+  $id: 'IdJagRegistration',
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'assertion_type', 'assertion'],
+  properties: {
+    type: { const: 'identity_assertion' },
+    assertion_type: { const: TOKEN_TYPE_ID_JAG },
+    assertion: { type: 'string', minLength: 1, maxLength: 8000 },
+    client_name: NAME,
+  },
+} as const;
+
+const validateAnonymous = ajv.compile<{ type: 'anonymous'; client_name: string; client_uri?: string }>(anonymousRegistrationSchema);
+const validateIdJag = ajv.compile<{ assertion: string; client_name?: string }>(idJagRegistrationSchema);
+
+export interface AuthenticatedClient {
+  readonly clientId: string;
+  readonly scope: string;
+}
+
+export interface AgentAuthDeps {
+  readonly store: AuthStore;
+  readonly keys: SigningKeys;
+  readonly urls: AuthUrls;
+  /** Verifies ID-JAGs from TRUSTED_ISSUERS. */
+  readonly idJag: { verify(assertion: string): Promise<VerifiedIdJag> };
+  readonly now?: () => Date;
+}
+
+export type AgentAuth = ReturnType<typeof createAgentAuth>;
+
+export function createAgentAuth({ store, keys, urls, idJag, now = () => new Date() }: AgentAuthDeps) {
+  async function issueIdentityAssertion(client: AgentClient) {
+    const issuedAt = now();
+    const assertion = await keys.sign(
+      { iss: urls.issuer, aud: urls.issuer, sub: client.clientId, client_id: client.clientId, jti: randomUUID() },
+      { typ: IDENTITY_ASSERTION_TYP, expiresInSeconds: IDENTITY_ASSERTION_TTL_SECONDS, now: issuedAt },
+    );
+    return { assertion, expires: new Date(issuedAt.getTime() + IDENTITY_ASSERTION_TTL_SECONDS * 1000) };
+  }
+
+  function registrationResponse(client: AgentClient, identity: { assertion: string; expires: Date }) {
+    return {
+      client_id: client.clientId,
+      client_name: client.clientName,
+      ...(client.clientUri !== null && { client_uri: client.clientUri }),
+      registration_type: client.registrationType,
+      ...(client.email !== null && { email: client.email }),
+      identity_assertion: identity.assertion,
+      identity_assertion_expires: identity.expires.toISOString(),
+      scopes: [...SCOPES_SUPPORTED],
+    };
+  }
+
+  /** POST /agent/register. Returns the HTTP status with the body (201 created). */
+  async function register(body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+    const type = (body as { type?: unknown } | null)?.type;
+    if (type === 'anonymous') {
+      if (!validateAnonymous(body)) throw new ValidationError(toFieldErrors(validateAnonymous.errors ?? []));
+      const client = await createClient({
+        clientName: body.client_name.trim(),
+        clientUri: body.client_uri ?? null,
+        registrationType: 'anonymous',
+      });
+      return { status: 201, body: registrationResponse(client, await issueIdentityAssertion(client)) };
+    }
+    if (type === 'identity_assertion') {
+      const assertionType = (body as { assertion_type?: unknown }).assertion_type;
+      if (assertionType !== TOKEN_TYPE_ID_JAG) {
+        throw new AgentAuthError('unsupported_assertion_type', `assertion_type must be "${TOKEN_TYPE_ID_JAG}"`);
+      }
+      if (!validateIdJag(body)) throw new ValidationError(toFieldErrors(validateIdJag.errors ?? []));
+      const verified = await verifyIdJag(body.assertion);
+      const client = await createClient({
+        clientName: body.client_name?.trim() ?? verified.clientId ?? verified.subject,
+        clientUri: null,
+        registrationType: 'id-jag',
+        email: verified.email,
+        subject: verified.subject,
+        issuer: verified.issuer,
+      });
+      return { status: 201, body: registrationResponse(client, await issueIdentityAssertion(client)) };
+    }
+    throw new AgentAuthError('unsupported_identity_type', 'type must be "anonymous" or "identity_assertion"');
+  }
+
+  async function verifyIdJag(assertion: string): Promise<VerifiedIdJag> {
+    try {
+      return await idJag.verify(assertion);
+    } catch (error) {
+      if (error instanceof AssertionError) throw new AgentAuthError(error.code, error.message);
+      throw error;
+    }
+  }
+
+  async function createClient(fields: Pick<AgentClient, 'clientName' | 'clientUri' | 'registrationType'> & Partial<AgentClient>) {
+    const client: AgentClient = {
+      clientId: `agt_${randomBytes(12).toString('base64url')}`,
+      status: 'active',
+      email: null,
+      subject: null,
+      issuer: null,
+      createdAt: now(),
+      ...fields,
+    };
+    await store.createClient(client);
+    return client;
+  }
+
+  /** POST /oauth/token: RFC 7523 jwt-bearer and RFC 8693 token-exchange. */
+  async function token(params: Record<string, string | undefined>) {
+    const grantType = params.grant_type;
+    let assertion: string | undefined;
+    let assertionType: string = TOKEN_TYPE_JWT;
+    if (grantType === GRANT_TYPE_JWT_BEARER) {
+      assertion = params.assertion;
+      if (!assertion) throw new OAuthError('invalid_request', 'assertion is required for the jwt-bearer grant');
+    } else if (grantType === GRANT_TYPE_TOKEN_EXCHANGE) {
+      assertion = params.subject_token;
+      assertionType = params.subject_token_type ?? '';
+      if (!assertion) throw new OAuthError('invalid_request', 'subject_token is required for token exchange');
+      if (assertionType !== TOKEN_TYPE_JWT && assertionType !== TOKEN_TYPE_ID_JAG) {
+        throw new OAuthError('invalid_request', `subject_token_type must be ${TOKEN_TYPE_JWT} or ${TOKEN_TYPE_ID_JAG}`);
+      }
+      if (params.requested_token_type !== undefined && params.requested_token_type !== TOKEN_TYPE_ACCESS_TOKEN) {
+        throw new OAuthError('invalid_request', `requested_token_type must be ${TOKEN_TYPE_ACCESS_TOKEN}`);
+      }
+    } else if (!grantType) {
+      throw new OAuthError('invalid_request', 'grant_type is required');
+    } else {
+      throw new OAuthError('unsupported_grant_type', `grant_type must be ${GRANT_TYPE_JWT_BEARER} or ${GRANT_TYPE_TOKEN_EXCHANGE}`);
+    }
+    const scope = checkScope(params.scope);
+    const audience = checkResource(params.resource);
+    const clientId = await redeem(assertion, assertionType);
+
+    const accessToken = await keys.sign(
+      { iss: urls.issuer, aud: audience, sub: clientId, client_id: clientId, scope, jti: randomUUID() },
+      { typ: ACCESS_TOKEN_TYP, expiresInSeconds: ACCESS_TOKEN_TTL_SECONDS, now: now() },
+    );
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SECONDS,
+      scope,
+      // RFC 8693 §2.2.1: a token-exchange response says what it issued.
+      ...(grantType === GRANT_TYPE_TOKEN_EXCHANGE && { issued_token_type: TOKEN_TYPE_ACCESS_TOKEN }),
+    };
+  }
+
+  function checkScope(requested: string | undefined): string {
+    if (requested === undefined || requested.trim() === '') return INQUIRY_WRITE_SCOPE;
+    const scopes = requested.trim().split(/\s+/);
+    if (scopes.some((scope) => !(SCOPES_SUPPORTED as readonly string[]).includes(scope))) {
+      throw new OAuthError('invalid_scope', `the only scope is ${INQUIRY_WRITE_SCOPE}`);
+    }
+    return [...new Set(scopes)].join(' ');
+  }
+
+  function checkResource(resource: string | undefined): string {
+    if (resource === undefined || resource === urls.resource || resource === urls.issuer) return urls.resource;
+    if (resource === urls.mcpResource) return urls.mcpResource;
+    throw new OAuthError('invalid_target', `resource must be ${urls.resource} or ${urls.mcpResource}`);
+  }
+
+  /** The client an assertion stands for: one this service issued, or a trusted ID-JAG. */
+  async function redeem(assertion: string, type: string): Promise<string> {
+    if (type === TOKEN_TYPE_ID_JAG || peekIssuer(assertion) !== urls.issuer) {
+      let verified: VerifiedIdJag;
+      try {
+        verified = await idJag.verify(assertion);
+      } catch (error) {
+        // Only the verifier's own verdicts are shown; anything else (a store failure) is a 500.
+        if (error instanceof AssertionError) throw new OAuthError('invalid_grant', error.message);
+        throw error;
+      }
+      // The same person and issuer keep one client on file, however many tokens they ask for.
+      const existing = await store.findClientBySubject(verified.issuer, verified.subject);
+      const client =
+        existing ??
+        (await createClient({
+          clientName: verified.clientId ?? verified.subject,
+          clientUri: null,
+          registrationType: 'id-jag',
+          email: verified.email,
+          subject: verified.subject,
+          issuer: verified.issuer,
+        }));
+      return client.clientId;
+    }
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await keys.verify(assertion, { typ: IDENTITY_ASSERTION_TYP, issuer: urls.issuer, audience: urls.issuer }));
+    } catch {
+      throw new OAuthError('invalid_grant', 'the assertion is not a valid, unexpired identity assertion of this service');
+    }
+    const client = typeof payload.sub === 'string' ? await store.findClient(payload.sub) : undefined;
+    if (client?.status !== 'active' || (payload.jti && (await store.isTokenRevoked(payload.jti)))) {
+      throw new OAuthError('invalid_grant', 'the registration behind this assertion has been revoked');
+    }
+    return client.clientId;
+  }
+
+  /** POST /oauth/revoke (RFC 7009): unknown, invalid and already revoked tokens are fine too. */
+  async function revoke(token: string | undefined): Promise<void> {
+    if (!token) throw new OAuthError('invalid_request', 'token is required');
+    for (const typ of [ACCESS_TOKEN_TYP, IDENTITY_ASSERTION_TYP]) {
+      let payload: JWTPayload;
+      try {
+        // Any audience of ours; expiry does not matter for revoking.
+        ({ payload } = await keys.verify(token, { typ, issuer: urls.issuer, audience: [urls.issuer, urls.resource, urls.mcpResource] }));
+      } catch {
+        continue;
+      }
+      if (payload.jti && payload.exp) await store.revokeToken(payload.jti, new Date(payload.exp * 1000), now());
+      // Revoking an identity assertion ends the registration and so every token minted from it.
+      if (typ === IDENTITY_ASSERTION_TYP && typeof payload.sub === 'string') await store.revokeClient(payload.sub, now());
+      return;
+    }
+    // RFC 7009 §2.2: respond as success, so that a caller learns nothing about tokens it guesses.
+  }
+
+  /** Bearer use (design §6): the client a valid access token stands for, or null. */
+  async function authenticate(token: string, audience: string): Promise<AuthenticatedClient | null> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await keys.verify(token, { typ: ACCESS_TOKEN_TYP, issuer: urls.issuer, audience }));
+    } catch {
+      return null;
+    }
+    const scope = typeof payload.scope === 'string' ? payload.scope : '';
+    if (!scope.split(' ').includes(INQUIRY_WRITE_SCOPE) || typeof payload.client_id !== 'string' || !payload.jti) return null;
+    if (await store.isTokenRevoked(payload.jti)) return null;
+    const client = await store.findClient(payload.client_id);
+    if (client?.status !== 'active') return null;
+    return { clientId: client.clientId, scope };
+  }
+
+  return { register, token, revoke, authenticate };
+}
+
+function peekIssuer(token: string): string | undefined {
+  try {
+    const { iss } = decodeJwt(token);
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
