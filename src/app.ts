@@ -10,7 +10,8 @@ import type { AgentAuth } from './auth/service.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import { registerProblemHandlers } from './http/problems.js';
-import { agentAuthRoutes } from './http/routes/agent-auth.js';
+import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
+import { authMdRoute } from './http/routes/auth-md.js';
 import { contactRoute } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
@@ -28,6 +29,8 @@ export interface AppDeps {
   readonly keys: SigningKeys;
   readonly auth: AgentAuth;
   readonly inquiries: InquiryService;
+  /** Per-address limits of the agent-auth endpoints (tests raise them; defaults otherwise). */
+  readonly authRateLimits?: AuthRateLimits;
 }
 
 /** Interface document §8 leaves the body size open; an inquiry at its longest is ~11 KB. */
@@ -74,8 +77,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(rateLimit, { global: false, enableDraftSpec: true });
 
   await app.register(healthRoute, { store: deps.store });
-  await app.register(discoveryRoutes, { publicUrl: config.publicUrl, profile: deps.profile, keys: deps.keys });
-  await app.register(agentAuthRoutes, { auth: deps.auth });
+  await app.register(discoveryRoutes, {
+    publicUrl: config.publicUrl,
+    profile: deps.profile,
+    keys: deps.keys,
+    emailEnabled: config.smtp !== null,
+  });
+  await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile });
+  await app.register(agentAuthRoutes, { auth: deps.auth, ...(deps.authRateLimits && { limits: deps.authRateLimits }) });
   await app.register(contactRoute, {
     auth: deps.auth,
     resourceMetadataUrl: authUrls(config.publicUrl).protectedResourceMetadata,

@@ -1,6 +1,7 @@
 // The composition root below HTTP: store, outbox channels, delivery worker and the inquiry service,
 // built from the configuration. The entry point, the CLI and the tests all start here.
 import type { Logger } from 'pino';
+import { createClaims } from './auth/claims.js';
 import { createIdJagVerifier } from './auth/id-jag.js';
 import { SigningKeys } from './auth/keys.js';
 import { type AgentAuth, createAgentAuth } from './auth/service.js';
@@ -57,8 +58,17 @@ export async function createServices(
 ): Promise<Services> {
   const store = await openStore(config);
   const keys = await SigningKeys.load(store.auth);
+  const channels = createChannels(config, profile);
+  const now = options.now ?? (() => new Date());
+  const claims = createClaims({
+    store,
+    studioName: profile.name,
+    emailChannel: channels.some((channel) => channel.name === 'email') ? 'email' : null,
+    now,
+  });
   const auth = createAgentAuth({
-    store: store.auth,
+    store,
+    claims,
     keys,
     urls: authUrls(config.publicUrl),
     idJag: createIdJagVerifier({
@@ -69,7 +79,6 @@ export async function createServices(
     }),
     ...(options.now && { now: options.now }),
   });
-  const channels = createChannels(config, profile);
   const worker = new DeliveryWorker({
     store,
     channels,
@@ -85,7 +94,6 @@ export async function createServices(
     onEnqueued: () => worker.wake(),
     ...(options.now && { now: options.now }),
   });
-  const now = options.now ?? (() => new Date());
   const maintenance = setInterval(() => {
     Promise.all([
       store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),

@@ -24,6 +24,10 @@ export class OAuthError extends Error {
 
 export type AgentAuthErrorCode =
   | 'invalid_request'
+  | 'invalid_claim_token'
+  | 'otp_invalid'
+  | 'claim_expired'
+  | 'previously_claimed'
   | 'unsupported_identity_type'
   | 'unsupported_assertion_type'
   | 'invalid_assertion'

@@ -31,7 +31,7 @@ export function protectedResourceMetadata(urls: AuthUrls, profile: StudioProfile
  * assertion grants), and no array is empty (RFC 8414 §3.2). Unknown members such as `agent_auth`
  * are ignored by clients that do not know them (§2).
  */
-export function authorizationServerMetadata(urls: AuthUrls) {
+export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled }: { emailEnabled: boolean }) {
   const credentialTypes = [TOKEN_TYPE_JWT];
   return {
     issuer: urls.issuer,
@@ -54,7 +54,8 @@ export function authorizationServerMetadata(urls: AuthUrls) {
       identity_types_supported: ['anonymous', 'identity_assertion'],
       anonymous: { credential_types_supported: credentialTypes },
       identity_assertion: {
-        assertion_types_supported: [TOKEN_TYPE_ID_JAG, 'verified_email'],
+        // verified_email needs a mailed code: offered only where SMTP is configured.
+        assertion_types_supported: emailEnabled ? [TOKEN_TYPE_ID_JAG, 'verified_email'] : [TOKEN_TYPE_ID_JAG],
         credential_types_supported: credentialTypes,
       },
     },

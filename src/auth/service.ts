@@ -3,8 +3,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
 import { ValidationError } from '../errors.js';
-import type { AgentClient, AuthStore } from '../storage/auth-store.js';
+import type { AgentClient } from '../storage/auth-store.js';
+import type { Store, Tx } from '../storage/store.js';
 import { ajv, toFieldErrors } from '../validation/ajv.js';
+import type { Claims } from './claims.js';
 import { AgentAuthError, OAuthError } from './errors.js';
 import { AssertionError, type VerifiedIdJag } from './id-jag.js';
 import type { SigningKeys } from './keys.js';
@@ -41,6 +43,31 @@ export const anonymousRegistrationSchema = {
   },
 } as const;
 
+export const verifiedEmailRegistrationSchema = {
+  $id: 'VerifiedEmailRegistration',
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'assertion_type', 'email', 'client_name'],
+  properties: {
+    type: { const: 'identity_assertion' },
+    assertion_type: { const: 'verified_email' },
+    email: { type: 'string', format: 'email', maxLength: 254 },
+    client_name: NAME,
+  },
+} as const;
+
+export const claimSchema = {
+  $id: 'ClaimRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['claim_token'],
+  properties: {
+    claim_token: { type: 'string', minLength: 1, maxLength: 200 },
+    email: { type: 'string', format: 'email', maxLength: 254 },
+    otp: { type: 'string', pattern: '^[0-9]{6}$' },
+  },
+} as const;
+
 export const idJagRegistrationSchema = {
   $id: 'IdJagRegistration',
   type: 'object',
@@ -56,6 +83,8 @@ export const idJagRegistrationSchema = {
 
 const validateAnonymous = ajv.compile<{ type: 'anonymous'; client_name: string; client_uri?: string }>(anonymousRegistrationSchema);
 const validateIdJag = ajv.compile<{ assertion: string; client_name?: string }>(idJagRegistrationSchema);
+const validateVerifiedEmail = ajv.compile<{ email: string; client_name: string }>(verifiedEmailRegistrationSchema);
+const validateClaim = ajv.compile<{ claim_token: string; email?: string; otp?: string }>(claimSchema);
 
 export interface AuthenticatedClient {
   readonly clientId: string;
@@ -63,7 +92,8 @@ export interface AuthenticatedClient {
 }
 
 export interface AgentAuthDeps {
-  readonly store: AuthStore;
+  readonly store: Pick<Store, 'auth' | 'outbox' | 'transaction'>;
+  readonly claims: Claims;
   readonly keys: SigningKeys;
   readonly urls: AuthUrls;
   /** Verifies ID-JAGs from TRUSTED_ISSUERS. */
@@ -73,11 +103,19 @@ export interface AgentAuthDeps {
 
 export type AgentAuth = ReturnType<typeof createAgentAuth>;
 
-export function createAgentAuth({ store, keys, urls, idJag, now = () => new Date() }: AgentAuthDeps) {
-  async function issueIdentityAssertion(client: AgentClient) {
+export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = () => new Date() }: AgentAuthDeps) {
+  const store = db.auth;
+  async function issueIdentityAssertion(client: Pick<AgentClient, 'clientId' | 'email'>) {
     const issuedAt = now();
     const assertion = await keys.sign(
-      { iss: urls.issuer, aud: urls.issuer, sub: client.clientId, client_id: client.clientId, jti: randomUUID() },
+      {
+        iss: urls.issuer,
+        aud: urls.issuer,
+        sub: client.clientId,
+        client_id: client.clientId,
+        jti: randomUUID(),
+        ...(client.email !== null && { email: client.email }),
+      },
       { typ: IDENTITY_ASSERTION_TYP, expiresInSeconds: IDENTITY_ASSERTION_TTL_SECONDS, now: issuedAt },
     );
     return { assertion, expires: new Date(issuedAt.getTime() + IDENTITY_ASSERTION_TTL_SECONDS * 1000) };
@@ -101,17 +139,38 @@ export function createAgentAuth({ store, keys, urls, idJag, now = () => new Date
     const type = (body as { type?: unknown } | null)?.type;
     if (type === 'anonymous') {
       if (!validateAnonymous(body)) throw new ValidationError(toFieldErrors(validateAnonymous.errors ?? []));
-      const client = await createClient({
-        clientName: body.client_name.trim(),
-        clientUri: body.client_uri ?? null,
-        registrationType: 'anonymous',
+      const fields = { clientName: body.client_name.trim(), clientUri: body.client_uri ?? null, registrationType: 'anonymous' } as const;
+      // The claim is offered only where codes can be mailed.
+      const { client, claim } = await db.transaction(async (tx) => {
+        const created = await createClient(fields, tx);
+        return { client: created, claim: claims.emailEnabled ? await claims.open(created, null, tx) : null };
       });
-      return { status: 201, body: registrationResponse(client, await issueIdentityAssertion(client)) };
+      const claimFields = claim && { ...claim, claim_uri: urls.claimUri };
+      return { status: 201, body: { ...registrationResponse(client, await issueIdentityAssertion(client)), ...claimFields } };
     }
     if (type === 'identity_assertion') {
       const assertionType = (body as { assertion_type?: unknown }).assertion_type;
+      if (assertionType === 'verified_email') {
+        if (!claims.emailEnabled)
+          throw new AgentAuthError('unsupported_assertion_type', 'verified_email needs email, which this service does not send');
+        if (!validateVerifiedEmail(body)) throw new ValidationError(toFieldErrors(validateVerifiedEmail.errors ?? []));
+        const { email } = body;
+        // No credential until the person proves the address with the code mailed to it.
+        const fields = {
+          clientName: body.client_name.trim(),
+          clientUri: null,
+          registrationType: 'verified_email',
+          status: 'pending',
+          email,
+        } as const;
+        const { client, claim } = await db.transaction(async (tx) => {
+          const created = await createClient(fields, tx);
+          return { client: created, claim: await claims.open(created, email, tx) };
+        });
+        return { status: 202, body: { client_id: client.clientId, status: 'pending', ...claim, claim_uri: urls.claimUri } };
+      }
       if (assertionType !== TOKEN_TYPE_ID_JAG) {
-        throw new AgentAuthError('unsupported_assertion_type', `assertion_type must be "${TOKEN_TYPE_ID_JAG}"`);
+        throw new AgentAuthError('unsupported_assertion_type', `assertion_type must be "verified_email" or "${TOKEN_TYPE_ID_JAG}"`);
       }
       if (!validateIdJag(body)) throw new ValidationError(toFieldErrors(validateIdJag.errors ?? []));
       const verified = await verifyIdJag(body.assertion);
@@ -137,7 +196,30 @@ export function createAgentAuth({ store, keys, urls, idJag, now = () => new Date
     }
   }
 
-  async function createClient(fields: Pick<AgentClient, 'clientName' | 'clientUri' | 'registrationType'> & Partial<AgentClient>) {
+  /** POST /agent/claim: start (`email`) or complete (`otp`) a claim. */
+  async function claim(body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+    if (!validateClaim(body)) throw new ValidationError(toFieldErrors(validateClaim.errors ?? []));
+    // Exactly one of the two steps: start with an email, or complete with the code.
+    if ((body.email === undefined) === (body.otp === undefined)) {
+      throw new AgentAuthError('invalid_request', 'send either email (to start the claim) or otp (to complete it), with claim_token');
+    }
+    if (body.email !== undefined) return { status: 202, body: await claims.start(body.claim_token, body.email) };
+    const { clientId, email } = await claims.complete(body.claim_token, body.otp as string);
+    const identity = await issueIdentityAssertion({ clientId, email });
+    return {
+      status: 200,
+      body: {
+        client_id: clientId,
+        status: 'claimed',
+        email,
+        identity_assertion: identity.assertion,
+        identity_assertion_expires: identity.expires.toISOString(),
+        scopes: [...SCOPES_SUPPORTED],
+      },
+    };
+  }
+
+  async function createClient(fields: Pick<AgentClient, 'clientName' | 'clientUri' | 'registrationType'> & Partial<AgentClient>, tx?: Tx) {
     const client: AgentClient = {
       clientId: `agt_${randomBytes(12).toString('base64url')}`,
       status: 'active',
@@ -147,7 +229,7 @@ export function createAgentAuth({ store, keys, urls, idJag, now = () => new Date
       createdAt: now(),
       ...fields,
     };
-    await store.createClient(client);
+    await store.createClient(client, tx);
     return client;
   }
 
@@ -280,7 +362,7 @@ export function createAgentAuth({ store, keys, urls, idJag, now = () => new Date
     return { clientId: client.clientId, scope };
   }
 
-  return { register, token, revoke, authenticate };
+  return { register, claim, token, revoke, authenticate };
 }
 
 function peekIssuer(token: string): string | undefined {

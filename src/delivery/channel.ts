@@ -1,5 +1,5 @@
-// A delivery channel sends one inquiry to the studio and says what became of the attempt.
-import type { DeliveryRecord, InquiryRecord } from '../storage/store.js';
+// A delivery channel sends one inquiry (or service message) and says what became of the attempt.
+import type { DeliveryRecord, Outgoing } from '../storage/store.js';
 
 export type SendResult =
   | { readonly outcome: 'succeeded' }
@@ -10,6 +10,6 @@ export type SendResult =
 
 export interface Channel {
   readonly name: string;
-  send(delivery: DeliveryRecord, inquiry: InquiryRecord): Promise<SendResult>;
+  send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult>;
   close?(): Promise<void> | void;
 }

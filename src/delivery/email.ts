@@ -1,7 +1,7 @@
 // Email to the studio's inbox through nodemailer over SMTP_URL (CONTRACT.md "Email to the studio").
 // From is always the service (DMARC), Reply-To is the person; no field can add or change a header.
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { DeliveryRecord, InquiryRecord } from '../storage/store.js';
+import type { DeliveryRecord, InquiryRecord, Outgoing, ServiceMessage } from '../storage/store.js';
 import type { StudioProfile } from '../studio/profile.js';
 import type { Channel, SendResult } from './channel.js';
 
@@ -71,14 +71,21 @@ export function composeInquiryEmail(inquiry: InquiryRecord, options: Pick<EmailC
   };
 }
 
+/** Mail from the service to a person (a claim code): plain text, no field from anyone else. */
+export function composeServiceEmail(message: ServiceMessage, options: Pick<EmailChannelOptions, 'from'>) {
+  return { from: options.from, to: message.to, subject: headerSafe(message.subject), text: message.body };
+}
+
 export function createEmailChannel(options: EmailChannelOptions): Channel {
   const transport: Transporter = nodemailer.createTransport(withTransportDefaults(options.smtpUrl));
 
   return {
     name: 'email',
-    async send(_delivery: DeliveryRecord, inquiry: InquiryRecord): Promise<SendResult> {
+    async send(_delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
       try {
-        await transport.sendMail(composeInquiryEmail(inquiry, options));
+        await transport.sendMail(
+          payload.kind === 'inquiry' ? composeInquiryEmail(payload.inquiry, options) : composeServiceEmail(payload.message, options),
+        );
         return { outcome: 'succeeded' };
       } catch (error) {
         return classifySmtpError(error);

@@ -1,7 +1,7 @@
 // The webhook channel: POSTs each inquiry as JSON to WEBHOOK_URL, signed per Standard Webhooks
 // (CONTRACT.md "Webhook"; standardwebhooks.com spec, "Signature scheme").
 import { createHmac } from 'node:crypto';
-import type { DeliveryRecord, InquiryRecord } from '../storage/store.js';
+import type { DeliveryRecord, InquiryRecord, Outgoing } from '../storage/store.js';
 import type { Channel, SendResult } from './channel.js';
 
 export interface WebhookChannelOptions {
@@ -48,7 +48,10 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   return {
     name: 'webhook',
-    async send(delivery: DeliveryRecord, inquiry: InquiryRecord): Promise<SendResult> {
+    async send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
+      // Service messages go by email only; one here would be a bug, not worth retrying.
+      if (payload.kind !== 'inquiry') return { outcome: 'failed', error: 'the webhook carries inquiries only' };
+      const { inquiry } = payload;
       const sentAt = new Date();
       const body = JSON.stringify(webhookPayload(inquiry, sentAt));
       // One id per delivery, the same on every retry, so the receiver can drop repeats.

@@ -120,7 +120,7 @@ export class DeliveryWorker {
     return this.recorder.run({ deliveryId, attempt, result });
   }
 
-  private async deliver({ delivery, inquiry }: DueDelivery): Promise<void> {
+  private async deliver({ delivery, payload }: DueDelivery): Promise<void> {
     const log = this.options.logger.child({ reference: delivery.reference, channel: delivery.channel, deliveryId: delivery.id });
     const channel = this.channels.get(delivery.channel);
     const attemptedAt = this.now();
@@ -130,7 +130,7 @@ export class DeliveryWorker {
       result = { outcome: 'retry', error: `channel "${delivery.channel}" is not configured in this process` };
     } else {
       try {
-        result = await channel.send(delivery, inquiry);
+        result = await channel.send(delivery, payload);
       } catch (error) {
         result = { outcome: 'retry', error: error instanceof Error ? error.message : String(error) };
       }
@@ -140,7 +140,7 @@ export class DeliveryWorker {
     try {
       if (result.outcome === 'succeeded') {
         await this.record(delivery.id, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
-        log.info({ attempt: failures, durationMs: Math.round(durationMs) }, 'inquiry delivered');
+        log.info({ attempt: failures, durationMs: Math.round(durationMs) }, `${payload.kind} delivered`);
         return;
       }
       const attempt = { attemptedAt, outcome: result.outcome, error: result.error, durationMs } as const;

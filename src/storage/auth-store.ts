@@ -1,10 +1,35 @@
 // Storage ports of agent auth: signing keys, registered agent clients, revoked token ids and
 // redeemed foreign assertions. Everything that must hold across restarts and instances lives here,
 // held by rows and constraints, never by process memory.
-import type { Kysely } from 'kysely';
-import type { AgentClientsTable, ClientStatus, Database, RegistrationType } from './schema.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { AgentClaimsTable, AgentClientsTable, ClaimStatus, ClientStatus, Database, RegistrationType } from './schema.js';
+import type { Tx } from './store.js';
 
-export type { ClientStatus, RegistrationType } from './schema.js';
+export type { ClaimStatus, ClientStatus, RegistrationType } from './schema.js';
+
+export interface Claim {
+  readonly tokenHash: string;
+  readonly clientId: string;
+  readonly status: ClaimStatus;
+  readonly email: string | null;
+  readonly otpHash: string | null;
+  readonly otpExpiresAt: Date | null;
+  readonly failedAttempts: number;
+  readonly expiresAt: Date;
+  readonly createdAt: Date;
+}
+
+const toClaim = (row: Omit<AgentClaimsTable, 'failed_attempts'> & { failed_attempts: number }): Claim => ({
+  tokenHash: row.token_hash,
+  clientId: row.client_id,
+  status: row.status,
+  email: row.email,
+  otpHash: row.otp_hash,
+  otpExpiresAt: row.otp_expires_at === null ? null : new Date(Number(row.otp_expires_at)),
+  failedAttempts: Number(row.failed_attempts),
+  expiresAt: new Date(Number(row.expires_at)),
+  createdAt: new Date(Number(row.created_at)),
+});
 
 export interface SigningKeyRecord {
   readonly kid: string;
@@ -29,7 +54,16 @@ export interface AuthStore {
   /** Unretired signing keys, newest first. */
   signingKeys(): Promise<SigningKeyRecord[]>;
   addSigningKey(key: SigningKeyRecord): Promise<void>;
-  createClient(client: AgentClient): Promise<void>;
+  createClient(client: AgentClient, tx?: Tx): Promise<void>;
+  /** Makes a pending or anonymous client an active one owned by `email` (a completed claim). */
+  activateClient(clientId: string, email: string, tx?: Tx): Promise<void>;
+  createClaim(claim: Claim, tx?: Tx): Promise<void>;
+  findClaim(tokenHash: string): Promise<Claim | undefined>;
+  updateClaim(
+    tokenHash: string,
+    changes: Partial<Pick<Claim, 'status' | 'email' | 'otpHash' | 'otpExpiresAt' | 'failedAttempts'>>,
+    tx?: Tx,
+  ): Promise<void>;
   findClient(clientId: string): Promise<AgentClient | undefined>;
   /** The client registered for a subject of another issuer (ID-JAG), if any. */
   findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;
@@ -56,6 +90,7 @@ const toClient = (row: AgentClientsTable): AgentClient => ({
 });
 
 export function createAuthStore(db: Kysely<Database>): AuthStore {
+  const q = (tx?: Tx): Kysely<Database> => (tx as unknown as Transaction<Database> | undefined) ?? db;
   return {
     async signingKeys() {
       const rows = await db.selectFrom('signing_keys').selectAll().where('retired_at', 'is', null).orderBy('created_at', 'desc').execute();
@@ -79,8 +114,8 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         .onConflict((oc) => oc.column('kid').doNothing())
         .execute();
     },
-    async createClient(client) {
-      await db
+    async createClient(client, tx) {
+      await q(tx)
         .insertInto('agent_clients')
         .values({
           client_id: client.clientId,
@@ -94,6 +129,47 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
           created_at: client.createdAt.getTime(),
           revoked_at: null,
         })
+        .execute();
+    },
+    async activateClient(clientId, email, tx) {
+      await q(tx)
+        .updateTable('agent_clients')
+        .set({ status: 'active', email })
+        .where('client_id', '=', clientId)
+        .where('status', '!=', 'revoked')
+        .execute();
+    },
+    async createClaim(claim, tx) {
+      await q(tx)
+        .insertInto('agent_claims')
+        .values({
+          token_hash: claim.tokenHash,
+          client_id: claim.clientId,
+          status: claim.status,
+          email: claim.email,
+          otp_hash: claim.otpHash,
+          otp_expires_at: claim.otpExpiresAt?.getTime() ?? null,
+          failed_attempts: claim.failedAttempts,
+          expires_at: claim.expiresAt.getTime(),
+          created_at: claim.createdAt.getTime(),
+        })
+        .execute();
+    },
+    async findClaim(tokenHash) {
+      const row = await db.selectFrom('agent_claims').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+      return row && toClaim(row);
+    },
+    async updateClaim(tokenHash, changes, tx) {
+      await q(tx)
+        .updateTable('agent_claims')
+        .set({
+          ...(changes.status !== undefined && { status: changes.status }),
+          ...(changes.email !== undefined && { email: changes.email }),
+          ...(changes.otpHash !== undefined && { otp_hash: changes.otpHash }),
+          ...(changes.otpExpiresAt !== undefined && { otp_expires_at: changes.otpExpiresAt?.getTime() ?? null }),
+          ...(changes.failedAttempts !== undefined && { failed_attempts: changes.failedAttempts }),
+        })
+        .where('token_hash', '=', tokenHash)
         .execute();
     },
     async findClient(clientId) {

@@ -32,7 +32,8 @@ const migrations: Record<string, Migration> = {
       await db.schema
         .createTable('deliveries')
         .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('reference', 'text', (c) => c.notNull().references('inquiries.reference'))
+        // The inquiry delivered; null for a service message (see messages, migration 002).
+        .addColumn('reference', 'text', (c) => c.references('inquiries.reference'))
         .addColumn('channel', 'text', (c) => c.notNull())
         .addColumn('status', 'text', (c) => c.notNull())
         .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
@@ -98,6 +99,36 @@ const migrations: Record<string, Migration> = {
         .addColumn('jti', 'text', (c) => c.notNull())
         .addColumn('expires_at', 'bigint', (c) => c.notNull())
         .addPrimaryKeyConstraint('used_assertions_pk', ['issuer', 'jti'])
+        .execute();
+
+      // Service mail (claim codes) goes out through the same outbox as inquiries. The body is
+      // blanked once the delivery is finished: a one-time code is not kept longer than needed.
+      await db.schema
+        .createTable('messages')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('to_address', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .alterTable('deliveries')
+        .addColumn('message_id', 'text', (c) => c.references('messages.id'))
+        .execute();
+
+      // A claim: a person taking ownership of a registration (design/agent-auth.md §2). Secrets are
+      // stored only as hashes.
+      await db.schema
+        .createTable('agent_claims')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('client_id', 'text', (c) => c.notNull().references('agent_clients.client_id'))
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('email', 'text')
+        .addColumn('otp_hash', 'text')
+        .addColumn('otp_expires_at', 'bigint')
+        .addColumn('failed_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
     },
   },

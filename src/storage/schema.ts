@@ -26,7 +26,9 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';
 
 export interface DeliveriesTable {
   id: string;
-  reference: string;
+  /** The inquiry delivered, or null for a service message. */
+  reference: string | null;
+  message_id: string | null;
   channel: string;
   status: DeliveryStatus;
   attempts: Generated<number>;
@@ -83,7 +85,31 @@ export interface UsedAssertionsTable {
   expires_at: number;
 }
 
+export interface MessagesTable {
+  id: string;
+  to_address: string;
+  subject: string;
+  body: string;
+  created_at: number;
+}
+
+export type ClaimStatus = 'open' | 'initiated' | 'claimed' | 'ended';
+
+export interface AgentClaimsTable {
+  token_hash: string;
+  client_id: string;
+  status: ClaimStatus;
+  email: string | null;
+  otp_hash: string | null;
+  otp_expires_at: number | null;
+  failed_attempts: Generated<number>;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface Database {
+  messages: MessagesTable;
+  agent_claims: AgentClaimsTable;
   inquiries: InquiriesTable;
   idempotency_keys: IdempotencyKeysTable;
   deliveries: DeliveriesTable;

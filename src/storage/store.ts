@@ -25,7 +25,8 @@ export interface InquiryRecord {
 
 export interface DeliveryRecord {
   readonly id: string;
-  readonly reference: string;
+  /** The inquiry delivered; null for a service message. */
+  readonly reference: string | null;
   readonly channel: string;
   readonly status: DeliveryStatus;
   readonly attempts: number;
@@ -44,10 +45,23 @@ export interface DeliveryAttempt {
   readonly durationMs: number;
 }
 
-/** A claimed delivery together with the inquiry it carries. */
+/** Mail the service itself sends (a claim code), through the same outbox as inquiries. */
+export interface ServiceMessage {
+  readonly id: string;
+  readonly to: string;
+  readonly subject: string;
+  readonly body: string;
+}
+
+/** What a delivery carries. */
+export type Outgoing =
+  | { readonly kind: 'inquiry'; readonly inquiry: InquiryRecord }
+  | { readonly kind: 'message'; readonly message: ServiceMessage };
+
+/** A claimed delivery together with what it carries. */
 export interface DueDelivery {
   readonly delivery: DeliveryRecord;
-  readonly inquiry: InquiryRecord;
+  readonly payload: Outgoing;
 }
 
 export type AttemptOutcome =
@@ -86,6 +100,8 @@ export interface IdempotencyStore {
 export interface Outbox {
   /** One pending delivery per reference and channel. */
   enqueue(references: readonly string[], channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
+  /** Queues a service message for one channel (in the caller's transaction, if given). */
+  enqueueMessage(message: ServiceMessage, channel: string, now: Date, tx?: Tx): Promise<void>;
   /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
   claimDue(now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
   /** Records one attempt and its consequence, releasing the lease. */
@@ -267,13 +283,46 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
           .execute();
       });
       if (claimed.length === 0) return [];
-      const references = [...new Set(claimed.map((row) => row.reference))];
-      const rows = await db.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute();
-      const byReference = new Map(rows.map((row) => [row.reference, toInquiry(row)]));
-      return claimed.flatMap((row) => {
-        const inquiry = byReference.get(row.reference);
-        return inquiry ? [{ delivery: toDelivery(row), inquiry }] : [];
+      const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
+      const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+      const inquiryRows = references.length
+        ? await db.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute()
+        : [];
+      const messageRows = messageIds.length ? await db.selectFrom('messages').selectAll().where('id', 'in', messageIds).execute() : [];
+      const inquiriesByReference = new Map(inquiryRows.map((row) => [row.reference, toInquiry(row)]));
+      const messagesById = new Map(
+        messageRows.map((row) => [row.id, { id: row.id, to: row.to_address, subject: row.subject, body: row.body }]),
+      );
+      return claimed.flatMap((row): DueDelivery[] => {
+        const inquiry = row.reference === null ? undefined : inquiriesByReference.get(row.reference);
+        if (inquiry) return [{ delivery: toDelivery(row), payload: { kind: 'inquiry', inquiry } }];
+        const message = row.message_id === null ? undefined : messagesById.get(row.message_id);
+        return message ? [{ delivery: toDelivery(row), payload: { kind: 'message', message } }] : [];
       });
+    },
+    async enqueueMessage(message, channel, now, tx) {
+      const write = async (trx: Kysely<Database>) => {
+        await trx
+          .insertInto('messages')
+          .values({ id: message.id, to_address: message.to, subject: message.subject, body: message.body, created_at: now.getTime() })
+          .execute();
+        await trx
+          .insertInto('deliveries')
+          .values({
+            id: crypto.randomUUID(),
+            reference: null,
+            message_id: message.id,
+            channel,
+            status: 'pending',
+            run_at: now.getTime(),
+            locked_until: null,
+            last_error: null,
+            queued_at: now.getTime(),
+            finished_at: null,
+          })
+          .execute();
+      };
+      await (tx ? write(q(tx)) : db.transaction().execute(write));
     },
     async recordAttempt(deliveryId, attempt, result, tx) {
       const record = async (trx: Kysely<Database>) => {
@@ -288,8 +337,12 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
             finished_at: result.outcome === 'retry' ? null : attempt.attemptedAt.getTime() + attempt.durationMs,
           }))
           .where('id', '=', deliveryId)
-          .returning('attempts')
+          .returning(['attempts', 'message_id'])
           .executeTakeFirstOrThrow();
+        // A finished service message keeps its envelope for the record, not its one-time code.
+        if (updated.message_id !== null && result.outcome !== 'retry') {
+          await trx.updateTable('messages').set({ body: '' }).where('id', '=', updated.message_id).execute();
+        }
         await trx
           .insertInto('delivery_attempts')
           .values({

@@ -249,3 +249,105 @@ describe('errors', () => {
     expect(basic.headers.get('www-authenticate')).toBeNull();
   });
 });
+
+describe('claims (codes read from the real SMTP server)', () => {
+  /** The code in the newest mail to `to`. */
+  async function codeSentTo(to: string, after = 0): Promise<string> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const mails = smtp.received.slice(after).filter((mail) => mail.envelope.to.includes(to));
+      const code = /\b(\d{6})\b/.exec(mails.at(-1)?.parsed.text ?? '')?.[1];
+      if (code) return code;
+      if (Date.now() > deadline) throw new Error(`no code mailed to ${to}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  it('advertises verified_email where mail can be sent', async () => {
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as {
+      agent_auth: { identity_assertion: { assertion_types_supported: string[] } };
+    };
+    expect(metadata.agent_auth.identity_assertion.assertion_types_supported).toContain('verified_email');
+  });
+
+  it('verified_email: 202 pending, the code arrives by mail, the claim completes with a credential', async () => {
+    const mark = smtp.received.length;
+    const response = await json('/agent/register', {
+      type: 'identity_assertion',
+      assertion_type: 'verified_email',
+      email: 'owner@example.com',
+      client_name: 'Owned agent',
+    });
+    expect(response.status).toBe(202);
+    const pending = (await response.json()) as Record<string, string>;
+    expect(pending).toMatchObject({ status: 'pending', claim_uri: `${base}/agent/claim`, claim_token: expect.stringMatching(/^clm_/) });
+    expect(pending.identity_assertion).toBeUndefined();
+
+    const code = await codeSentTo('owner@example.com', mark);
+    const mail = smtp.received.slice(mark).find((m) => m.envelope.to.includes('owner@example.com'));
+    expect(mail?.parsed.subject).not.toContain(code); // the code is in the body only
+
+    const wrong = await json('/agent/claim', { claim_token: pending.claim_token, otp: code === '000000' ? '111111' : '000000' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toMatchObject({ error: 'otp_invalid' });
+
+    const claimed = await json('/agent/claim', { claim_token: pending.claim_token, otp: code });
+    expect(claimed.status).toBe(200);
+    const body = (await claimed.json()) as Record<string, string>;
+    expect(body).toMatchObject({ client_id: pending.client_id, status: 'claimed', email: 'owner@example.com' });
+    const token = await tokenFor(body.identity_assertion as string);
+    expect((await submitWith(token, 'from a claimed agent')).clientId).toBe(pending.client_id);
+
+    // Single use: the same code again, and the claim again, are refused.
+    const again = await json('/agent/claim', { claim_token: pending.claim_token, otp: code });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ error: 'previously_claimed' });
+
+    // The code is not kept at rest: the sent message's body is blanked.
+    const rows = await testApp.services.store.auth.findClaim(
+      (await import('../../src/auth/claims.js')).hashClaimToken(pending.claim_token as string),
+    );
+    expect(rows?.otpHash).toBeNull();
+  });
+
+  it('anonymous registration: start with an email, complete with the mailed code', async () => {
+    const registration = (await (await json('/agent/register', { type: 'anonymous', client_name: 'Claimable' })).json()) as Record<
+      string,
+      string
+    >;
+    expect(registration.claim_token).toMatch(/^clm_/);
+    expect(registration.claim_uri).toBe(`${base}/agent/claim`);
+    const mark = smtp.received.length;
+    const started = await json('/agent/claim', { claim_token: registration.claim_token, email: 'person@example.com' });
+    expect(started.status).toBe(202);
+    expect(await started.json()).toEqual({ status: 'initiated' });
+    const code = await codeSentTo('person@example.com', mark);
+    const done = await json('/agent/claim', { claim_token: registration.claim_token, otp: code });
+    expect(done.status).toBe(200);
+    expect(await done.json()).toMatchObject({ client_id: registration.client_id, email: 'person@example.com' });
+  });
+
+  it('ends a claim after 5 wrong codes, and refuses unknown claim tokens', async () => {
+    const registration = (await (await json('/agent/register', { type: 'anonymous', client_name: 'Guessed' })).json()) as Record<
+      string,
+      string
+    >;
+    const mark = smtp.received.length;
+    await json('/agent/claim', { claim_token: registration.claim_token, email: 'victim@example.com' });
+    const code = await codeSentTo('victim@example.com', mark);
+    const wrongCode = code === '123456' ? '654321' : '123456';
+    for (let i = 0; i < 5; i++) {
+      const response = await json('/agent/claim', { claim_token: registration.claim_token, otp: wrongCode });
+      expect(response.status).toBe(401);
+    }
+    const ended = await json('/agent/claim', { claim_token: registration.claim_token, otp: code });
+    expect(ended.status).toBe(410);
+    expect(await ended.json()).toMatchObject({ error: 'claim_expired' });
+
+    const unknown = await json('/agent/claim', { claim_token: 'clm_unknown', otp: '123456' });
+    expect(unknown.status).toBe(401);
+    expect(await unknown.json()).toMatchObject({ error: 'invalid_claim_token' });
+    const both = await json('/agent/claim', { claim_token: registration.claim_token, otp: '123456', email: 'a@b.co' });
+    expect(both.status).toBe(400);
+  });
+});

@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { RetryPolicy } from '../../src/delivery/backoff.js';
+import type { AuthRateLimits } from '../../src/http/routes/agent-auth.js';
 import { createServices, type Services } from '../../src/services.js';
 import { loadStudioProfile, type StudioProfile } from '../../src/studio/profile.js';
 
@@ -21,6 +22,9 @@ export interface TestApp {
   readonly baseUrl: string;
   close(): Promise<void>;
 }
+
+const GENEROUS = { max: 10_000, timeWindow: 60_000 };
+const GENEROUS_AUTH_LIMITS: AuthRateLimits = { register: GENEROUS, claim: GENEROUS, token: GENEROUS, revoke: GENEROUS };
 
 export const FAST_RETRY: RetryPolicy = { baseMs: 40, capMs: 200, windowMs: 60_000 };
 
@@ -37,6 +41,8 @@ export interface TestAppOptions {
   readonly startWorker?: boolean;
   /** Where log lines go (default: nowhere, LOG_LEVEL=silent). */
   readonly logLines?: string[];
+  /** Agent-auth rate limits (default: high enough for any test; a test of the limits sets its own). */
+  readonly authRateLimits?: AuthRateLimits;
   /** The port to listen on with `listen: true` (default: any free one). */
   readonly port?: number;
 }
@@ -69,6 +75,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     keys: services.keys,
     auth: services.auth,
     inquiries: services.inquiries,
+    authRateLimits: options.authRateLimits ?? GENEROUS_AUTH_LIMITS,
   });
   if (options.startWorker !== false) await services.worker.start();
   let baseUrl = '';

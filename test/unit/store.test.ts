@@ -41,7 +41,7 @@ describe('outbox', () => {
     });
     const claimed = await store.outbox.claimDue(now, 10, 60_000);
     expect(claimed.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
-    expect(claimed[0]?.inquiry.reference).toBe('INQ-AAAAAA');
+    expect(claimed[0]?.payload).toMatchObject({ kind: 'inquiry', inquiry: { reference: 'INQ-AAAAAA' } });
     expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]);
     // After the lease ends, another claim gets them back (a crashed worker's deliveries return).
     expect(await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000)).toHaveLength(2);

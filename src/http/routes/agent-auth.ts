@@ -1,26 +1,34 @@
-// The agent-auth doors: POST /agent/register, POST /oauth/token, POST /oauth/revoke. Bodies are
+// The agent-auth doors: POST /agent/register, /agent/claim, /oauth/token and /oauth/revoke. Bodies are
 // small (16 KiB), rate-limited per client address; /oauth/* speaks form-encoding (RFC 6749 §4.5)
 // and JSON alike.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { OAuthError } from '../../auth/errors.js';
 import type { AgentAuth } from '../../auth/service.js';
 
 /** design/agent-auth.md §1: registration and token bodies are small. */
 export const AUTH_BODY_LIMIT_BYTES = 16 * 1024;
+type RateLimit = { readonly max: number; readonly timeWindow: number };
+export type AuthRateLimits = Readonly<Record<'register' | 'claim' | 'token' | 'revoke', RateLimit>>;
+
 /** Per client address. Registrations are rare; tokens last an hour, so a minute's budget is ample. */
-export const AUTH_RATE_LIMITS = {
+export const AUTH_RATE_LIMITS: AuthRateLimits = {
   register: { max: 20, timeWindow: 60 * 60 * 1000 },
+  /** Starting a claim mails a code: kept low, on top of the 5 wrong codes a claim allows. */
+  claim: { max: 10, timeWindow: 15 * 60 * 1000 },
   token: { max: 60, timeWindow: 60 * 1000 },
   revoke: { max: 60, timeWindow: 60 * 1000 },
 } as const;
 
-const rateLimited = (limit: { max: number; timeWindow: number }) => ({
+const rateLimited = (limit: RateLimit) => ({
   ...limit,
   errorResponseBuilder: (_request: unknown, context: { after: string }) =>
     Object.assign(new Error(`Too many requests from this address; try again in ${context.after}.`), { statusCode: 429 }),
 });
 
-export async function agentAuthRoutes(app: FastifyInstance, { auth }: { auth: AgentAuth }) {
+export async function agentAuthRoutes(
+  app: FastifyInstance,
+  { auth, limits = AUTH_RATE_LIMITS }: { auth: AgentAuth; limits?: AuthRateLimits },
+) {
   // RFC 6749 §3.2: token requests are form-encoded; a parameter sent twice is an invalid request.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     const params = new URLSearchParams(body as string);
@@ -32,33 +40,24 @@ export async function agentAuthRoutes(app: FastifyInstance, { auth }: { auth: Ag
     done(null, Object.fromEntries(params));
   });
 
-  app.post(
-    '/agent/register',
-    { bodyLimit: AUTH_BODY_LIMIT_BYTES, config: { rateLimit: rateLimited(AUTH_RATE_LIMITS.register) } },
-    async (request, reply) => {
-      const { status, body } = await auth.register(request.body);
-      return reply.code(status).header('cache-control', 'no-store').send(body);
-    },
-  );
+  const post = (path: string, limit: RateLimit, handler: (body: unknown, reply: FastifyReply) => Promise<unknown>) =>
+    app.post(path, { bodyLimit: AUTH_BODY_LIMIT_BYTES, config: { rateLimit: rateLimited(limit) } }, (request, reply) =>
+      handler(request.body, reply),
+    );
+  const answer = (reply: FastifyReply, { status, body }: { status: number; body: unknown }) =>
+    reply.code(status).header('cache-control', 'no-store').send(body);
 
-  app.post(
-    '/oauth/token',
-    { bodyLimit: AUTH_BODY_LIMIT_BYTES, config: { rateLimit: rateLimited(AUTH_RATE_LIMITS.token) } },
-    async (request, reply) => {
-      const response = await auth.token(oauthParams(request.body));
-      // RFC 6749 §5.1: token responses are never cached.
-      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
-    },
-  );
-
-  app.post(
-    '/oauth/revoke',
-    { bodyLimit: AUTH_BODY_LIMIT_BYTES, config: { rateLimit: rateLimited(AUTH_RATE_LIMITS.revoke) } },
-    async (request, reply) => {
-      await auth.revoke(oauthParams(request.body).token);
-      return reply.code(200).header('cache-control', 'no-store').send();
-    },
-  );
+  post('/agent/register', limits.register, async (body, reply) => answer(reply, await auth.register(body)));
+  post('/agent/claim', limits.claim, async (body, reply) => answer(reply, await auth.claim(body)));
+  post('/oauth/token', limits.token, async (body, reply) => {
+    const response = await auth.token(oauthParams(body));
+    // RFC 6749 §5.1: token responses are never cached.
+    return answer(reply.header('pragma', 'no-cache'), { status: 200, body: response });
+  });
+  post('/oauth/revoke', limits.revoke, async (body, reply) => {
+    await auth.revoke(oauthParams(body).token);
+    return answer(reply, { status: 200, body: undefined });
+  });
 }
 
 /** Parameters as strings: a JSON body with a non-string value is an invalid request. */

@@ -13,11 +13,12 @@ export interface DiscoveryRouteOptions {
   readonly publicUrl: string;
   readonly profile: StudioProfile;
   readonly keys: SigningKeys;
+  readonly emailEnabled: boolean;
 }
 
-export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile, keys }: DiscoveryRouteOptions) {
+export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile, keys, emailEnabled }: DiscoveryRouteOptions) {
   const urls = authUrls(publicUrl);
-  const asMetadata = authorizationServerMetadata(urls);
+  const asMetadata = authorizationServerMetadata(urls, { emailEnabled });
   const documents: Record<string, () => unknown> = {
     '/.well-known/oauth-protected-resource': () => protectedResourceMetadata(urls, profile, 'api'),
     '/.well-known/oauth-protected-resource/mcp': () => protectedResourceMetadata(urls, profile, 'mcp'),

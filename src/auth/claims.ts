@@ -1,0 +1,142 @@
+// Claims: a person takes ownership of an agent registration by proving an email address with a
+// one-time code (design/agent-auth.md §2). Claim tokens and codes are stored only as hashes; codes
+// go out by email through the same outbox as inquiries.
+import { createHash, randomBytes, randomInt, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { AgentClient, Claim } from '../storage/auth-store.js';
+import type { Store, Tx } from '../storage/store.js';
+import { AgentAuthError } from './errors.js';
+
+/** How long a registration can be claimed. */
+export const CLAIM_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+export const OTP_TTL_MS = 15 * 60 * 1000;
+export const OTP_MAX_FAILED_ATTEMPTS = 5;
+const OTP_DIGITS = 6;
+/** A six-digit code has a million values: a fast hash would be no protection at rest, scrypt is. */
+const OTP_HASH_BYTES = 32;
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen: number) => Promise<Buffer>;
+
+export const hashClaimToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
+  (await scryptAsync(otp, tokenHash, OTP_HASH_BYTES)).toString('hex');
+
+export interface ClaimDeps {
+  readonly store: Pick<Store, 'auth' | 'outbox' | 'transaction'>;
+  readonly studioName: string;
+  /** The channel that sends mail, or null when no SMTP is configured. */
+  readonly emailChannel: string | null;
+  readonly now: () => Date;
+}
+
+export interface OpenedClaim {
+  readonly claim_token: string;
+  readonly claim_token_expires: string;
+}
+
+export type Claims = ReturnType<typeof createClaims>;
+
+export function createClaims({ store, studioName, emailChannel, now }: ClaimDeps) {
+  /** Opens a claim on a new registration; with `email`, also sends the first code. */
+  async function open(client: AgentClient, email: string | null, tx: Tx): Promise<OpenedClaim> {
+    const token = `clm_${randomBytes(32).toString('base64url')}`;
+    const tokenHash = hashClaimToken(token);
+    const created = now();
+    const expiresAt = new Date(created.getTime() + CLAIM_TOKEN_TTL_MS);
+    const otp = email === null ? null : await newOtp(tokenHash);
+    const claim: Claim = {
+      tokenHash,
+      clientId: client.clientId,
+      status: email === null ? 'open' : 'initiated',
+      email,
+      otpHash: otp?.hash ?? null,
+      otpExpiresAt: otp ? new Date(created.getTime() + OTP_TTL_MS) : null,
+      failedAttempts: 0,
+      expiresAt,
+      createdAt: created,
+    };
+    await store.auth.createClaim(claim, tx);
+    if (email !== null && otp) await sendCode(email, otp.code, tx);
+    return { claim_token: token, claim_token_expires: expiresAt.toISOString() };
+  }
+
+  /** `{claim_token, email}`: (re)sends a code to the address. */
+  async function start(token: string, email: string): Promise<{ status: 'initiated' }> {
+    const claim = await usableClaim(token);
+    const client = await store.auth.findClient(claim.clientId);
+    // A verified_email registration is claimed by the address it named, and by no other.
+    if (client?.status === 'pending' && client.email !== null && client.email.toLowerCase() !== email.toLowerCase()) {
+      throw new AgentAuthError('invalid_request', 'this registration can only be claimed by the email address it was registered with');
+    }
+    const otp = await newOtp(claim.tokenHash);
+    await store.transaction(async (tx) => {
+      await store.auth.updateClaim(
+        claim.tokenHash,
+        { status: 'initiated', email, otpHash: otp.hash, otpExpiresAt: new Date(now().getTime() + OTP_TTL_MS), failedAttempts: 0 },
+        tx,
+      );
+      await sendCode(email, otp.code, tx);
+    });
+    return { status: 'initiated' };
+  }
+
+  /** `{claim_token, otp}`: completes the claim; returns the claimed client's id and email. */
+  async function complete(token: string, otp: string): Promise<{ clientId: string; email: string }> {
+    const claim = await usableClaim(token);
+    if (claim.status !== 'initiated' || claim.otpHash === null || claim.email === null) {
+      throw new AgentAuthError('invalid_request', 'no code was sent for this claim yet: start it with {claim_token, email}');
+    }
+    if (claim.otpExpiresAt === null || claim.otpExpiresAt.getTime() <= now().getTime()) {
+      throw new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410);
+    }
+    const given = Buffer.from(await hashOtp(otp, claim.tokenHash), 'hex');
+    if (!timingSafeEqual(given, Buffer.from(claim.otpHash, 'hex'))) {
+      const failedAttempts = claim.failedAttempts + 1;
+      const ended = failedAttempts >= OTP_MAX_FAILED_ATTEMPTS;
+      await store.auth.updateClaim(claim.tokenHash, { failedAttempts, ...(ended && { status: 'ended', otpHash: null }) });
+      throw new AgentAuthError('otp_invalid', ended ? 'wrong code; that was the last try and the claim has ended' : 'wrong code', 401);
+    }
+    const email = claim.email;
+    await store.transaction(async (tx) => {
+      await store.auth.updateClaim(claim.tokenHash, { status: 'claimed', otpHash: null }, tx);
+      await store.auth.activateClient(claim.clientId, email, tx);
+    });
+    return { clientId: claim.clientId, email };
+  }
+
+  async function usableClaim(token: string): Promise<Claim> {
+    const claim = await store.auth.findClaim(hashClaimToken(token));
+    if (!claim) throw new AgentAuthError('invalid_claim_token', 'unknown claim_token', 401);
+    if (claim.status === 'claimed') throw new AgentAuthError('previously_claimed', 'this registration has already been claimed', 409);
+    if (claim.status === 'ended' || claim.expiresAt.getTime() <= now().getTime()) {
+      throw new AgentAuthError('claim_expired', 'this claim has expired or ended', 410);
+    }
+    const client = await store.auth.findClient(claim.clientId);
+    if (!client || client.status === 'revoked') throw new AgentAuthError('claim_expired', 'the registration has been revoked', 410);
+    return claim;
+  }
+
+  async function newOtp(tokenHash: string): Promise<{ code: string; hash: string }> {
+    if (emailChannel === null) {
+      throw new AgentAuthError('invalid_request', 'this service sends no email (SMTP is not configured), so codes cannot be sent');
+    }
+    const code = String(randomInt(10 ** OTP_DIGITS)).padStart(OTP_DIGITS, '0');
+    return { code, hash: await hashOtp(code, tokenHash) };
+  }
+
+  async function sendCode(to: string, code: string, tx: Tx): Promise<void> {
+    const minutes = OTP_TTL_MS / 60_000;
+    const body =
+      `Your ${studioName} verification code is ${code}.\n\n` +
+      `It confirms that you own the AI agent registered with ${studioName}, and expires in ${minutes} minutes.\n` +
+      'If you did not ask for it, ignore this mail: nothing happens without the code.\n';
+    await store.outbox.enqueueMessage(
+      { id: randomUUID(), to, subject: `Your ${studioName} verification code`, body },
+      emailChannel as string,
+      now(),
+      tx,
+    );
+  }
+
+  return { open, start, complete, emailEnabled: emailChannel !== null };
+}
