@@ -4,6 +4,7 @@
 import { confirmationText } from '../inquiries/confirmation.js';
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
+import { AUTH_RATE_LIMITS, describeLimit } from './limits.js';
 import { GRANT_TYPE_JWT_BEARER, GRANT_TYPE_TOKEN_EXCHANGE, INQUIRY_WRITE_SCOPE, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_JWT } from './metadata.js';
 import type { AuthUrls } from './urls.js';
 
@@ -278,7 +279,7 @@ const limits = () => `## 8. Limits
 |---|---|
 | request body, \`/agent/*\` and \`/oauth/*\` | ${AGENT_BODY_LIMIT_KIB} KiB (413 above) |
 | request body, \`/api/contact\` | ${CONTACT_BODY_LIMIT_KIB} KiB (413 \`payload_too_large\` above) |
-| register, claim, token, revoke | rate-limited per client IP: \`429\` with \`Retry-After\` (seconds) |
+| register, claim, token, revoke | per client IP: register ${describeLimit(AUTH_RATE_LIMITS.register)}, claim ${describeLimit(AUTH_RATE_LIMITS.claim)}, token ${describeLimit(AUTH_RATE_LIMITS.token)}, revoke ${describeLimit(AUTH_RATE_LIMITS.revoke)}; beyond that \`429\` with \`Retry-After\` (seconds) |
 | inquiries | \`RATE_LIMIT_INQUIRIES\` per client IP, default ${DEFAULT_INQUIRY_RATE}; only well-formed inquiries count; \`429\` with \`Retry-After\` and \`RateLimit-*\` headers |
 | access token | ${ACCESS_TOKEN_LIFETIME_SECONDS} seconds |
 | identity assertion | ${IDENTITY_ASSERTION_LIFETIME_DAYS} days |

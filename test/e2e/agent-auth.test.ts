@@ -164,6 +164,17 @@ describe('ID-JAG from a trusted issuer', () => {
     expect((await submitWith(access_token, 'from an id-jag agent')).clientId).toBe(registration.client_id);
   });
 
+  it('redeems an ID-JAG with RFC 8693 token exchange', async () => {
+    const response = await json('/oauth/token', {
+      grant_type: TOKEN_EXCHANGE,
+      subject_token: await idp.sign(base, { sub: 'exchange-user' }),
+      subject_token_type: 'urn:ietf:params:oauth:token-type:id-jag',
+    });
+    expect(response.status).toBe(200);
+    const { access_token } = (await response.json()) as { access_token: string };
+    expect((await submitWith(access_token, 'exchanged id-jag')).clientId).toMatch(/^agt_/);
+  });
+
   it.each([
     ['a replayed assertion', 'replay_detected'],
     ['a wrong audience', 'invalid_assertion'],

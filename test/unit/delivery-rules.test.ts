@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, retryDelayMs } from '../../src/delivery/backoff.js';
 import { classifySmtpError, composeInquiryEmail, headerSafe, withTransportDefaults } from '../../src/delivery/email.js';
-import { classifyWebhookStatus, signWebhook } from '../../src/delivery/webhook.js';
+import { classifyWebhookStatus, signWebhook, webhookPayload } from '../../src/delivery/webhook.js';
 import type { InquiryRecord } from '../../src/storage/store.js';
 import { TEST_WEBHOOK_SECRET } from '../helpers/webhook.js';
 
@@ -54,6 +54,21 @@ describe('webhook', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('carries the submitting agent as client_id, and null for a person', () => {
+    const inquiry = {
+      reference: 'INQ-ABCDEF',
+      firstName: 'A',
+      lastName: 'B',
+      email: 'a@example.com',
+      company: null,
+      message: 'm',
+      clientId: 'agt_123',
+      receivedAt: new Date('2026-01-01T00:00:00Z'),
+    };
+    expect(webhookPayload(inquiry, new Date()).data).toMatchObject({ client_id: 'agt_123', company: null });
+    expect(webhookPayload({ ...inquiry, clientId: null }, new Date()).data.client_id).toBeNull();
   });
 
   it.each([

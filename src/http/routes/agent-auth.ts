@@ -3,21 +3,11 @@
 // and JSON alike.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { OAuthError } from '../../auth/errors.js';
+import { AUTH_BODY_LIMIT_BYTES, AUTH_RATE_LIMITS, type AuthRateLimits, type RateLimit } from '../../auth/limits.js';
+
+export type { AuthRateLimits } from '../../auth/limits.js';
+
 import type { AgentAuth } from '../../auth/service.js';
-
-/** design/agent-auth.md §1: registration and token bodies are small. */
-export const AUTH_BODY_LIMIT_BYTES = 16 * 1024;
-type RateLimit = { readonly max: number; readonly timeWindow: number };
-export type AuthRateLimits = Readonly<Record<'register' | 'claim' | 'token' | 'revoke', RateLimit>>;
-
-/** Per client address. Registrations are rare; tokens last an hour, so a minute's budget is ample. */
-export const AUTH_RATE_LIMITS: AuthRateLimits = {
-  register: { max: 20, timeWindow: 60 * 60 * 1000 },
-  /** Starting a claim mails a code: kept low, on top of the 5 wrong codes a claim allows. */
-  claim: { max: 10, timeWindow: 15 * 60 * 1000 },
-  token: { max: 60, timeWindow: 60 * 1000 },
-  revoke: { max: 60, timeWindow: 60 * 1000 },
-} as const;
 
 const rateLimited = (limit: RateLimit) => ({
   ...limit,

@@ -1,0 +1,43 @@
+// Signing keys on a real SQLite store: made once, shared by every instance, rotation-ready.
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SigningKeys } from '../../src/auth/keys.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let testApp: TestApp;
+afterEach(async () => {
+  await testApp?.close();
+});
+
+const verifyOptions = { typ: 'at+jwt', issuer: 'https://studio.example', audience: 'https://studio.example/' };
+const sign = (keys: SigningKeys) =>
+  keys.sign({ iss: verifyOptions.issuer, aud: verifyOptions.audience, sub: 'agt_x' }, { typ: 'at+jwt', expiresInSeconds: 60 });
+
+describe('signing keys', () => {
+  it('are made once: a second instance on the same database loads the same key', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const other = await SigningKeys.load(testApp.services.store.auth);
+    expect(other.publicJwks()).toEqual(testApp.services.keys.publicJwks());
+    expect((await other.verify(await sign(testApp.services.keys), verifyOptions)).payload.sub).toBe('agt_x');
+  });
+
+  it('rotate: a newer key signs, the older keeps verifying, and an instance that has not reloaded still verifies', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const before = await sign(testApp.services.keys);
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const publicJwk = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(publicJwk);
+    await testApp.services.store.auth.addSigningKey({
+      kid,
+      privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'ES256' }),
+      publicJwk: JSON.stringify({ ...publicJwk, kid, alg: 'ES256', use: 'sig' }),
+      createdAt: new Date(Date.now() + 1000),
+    });
+    const rotated = await SigningKeys.load(testApp.services.store.auth);
+    expect(rotated.publicJwks().keys.map((key) => key.kid)).toEqual([kid, testApp.services.keys.publicJwks().keys[0]?.kid]);
+    const after = await sign(rotated);
+    expect((await rotated.verify(before, verifyOptions)).protectedHeader.kid).not.toBe(kid);
+    // The running instance has never seen the new kid: it looks it up in the database once.
+    expect((await testApp.services.keys.verify(after, verifyOptions)).protectedHeader.kid).toBe(kid);
+  });
+});
