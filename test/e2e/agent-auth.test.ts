@@ -3,6 +3,7 @@
 // verified with jose against the published JWKS; an ID-JAG issuer with its own keys runs locally.
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashClaimToken } from '../../src/auth/claims.js';
 import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { type IdJagIssuer, startIdJagIssuer } from '../helpers/id-jag-issuer.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
@@ -162,6 +163,8 @@ describe('ID-JAG from a trusted issuer', () => {
     expect(token.status).toBe(200);
     const { access_token } = (await token.json()) as { access_token: string };
     expect((await submitWith(access_token, 'from an id-jag agent')).clientId).toBe(registration.client_id);
+    expect((await form('/oauth/revoke', { token: access_token, token_type_hint: 'access_token' })).status).toBe(200);
+    expect((await submitWith(access_token, 'after revoking the id-jag token')).clientId).toBeNull();
   });
 
   it('redeems an ID-JAG with RFC 8693 token exchange', async () => {
@@ -314,10 +317,12 @@ describe('claims (codes read from the real SMTP server)', () => {
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ error: 'previously_claimed' });
 
-    // The code is not kept at rest: the sent message's body is blanked.
-    const rows = await testApp.services.store.auth.findClaim(
-      (await import('../../src/auth/claims.js')).hashClaimToken(pending.claim_token as string),
-    );
+    // Revoking the claimed registration's assertion ends its tokens.
+    expect((await form('/oauth/revoke', { token: body.identity_assertion as string })).status).toBe(200);
+    expect((await submitWith(token, 'after revoking the claimed registration')).clientId).toBeNull();
+
+    // A used code is not kept, not even as a hash.
+    const rows = await testApp.services.store.auth.findClaim(hashClaimToken(pending.claim_token as string));
     expect(rows?.otpHash).toBeNull();
   });
 
