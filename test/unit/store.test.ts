@@ -76,6 +76,29 @@ describe('outbox', () => {
   });
 });
 
+describe('service messages', () => {
+  it('go through the outbox, and lose their body once delivered', async () => {
+    dir = tempDir();
+    const database = await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') });
+    store = createStore(database);
+    const now = new Date();
+    await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
+    const [due] = await store.outbox.claimDue(now, 10, 60_000);
+    expect(due?.payload).toEqual({
+      kind: 'message',
+      message: { id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' },
+    });
+    expect(due?.delivery.reference).toBeNull();
+    await store.outbox.recordAttempt(
+      due?.delivery.id ?? '',
+      { attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 1 },
+      { outcome: 'succeeded' },
+    );
+    const row = await database.db.selectFrom('messages').selectAll().where('id', '=', 'm1').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ to_address: 'person@example.com', subject: 'Your code', body: '' });
+  });
+});
+
 describe('inquiries', () => {
   it('refuse a second inquiry with a taken reference, inserting the others', async () => {
     await openTempStore();
