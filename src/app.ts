@@ -15,6 +15,7 @@ import { authMdRoute } from './http/routes/auth-md.js';
 import { contactRoute } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
+import { mcpRoutes } from './http/routes/mcp.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Store } from './storage/store.js';
@@ -60,8 +61,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
-    methods: ['GET', 'POST'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key'],
+    methods: ['GET', 'POST', 'DELETE'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
     exposedHeaders: [
       'Retry-After',
       'RateLimit-Limit',
@@ -70,6 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       'WWW-Authenticate',
       'X-Request-Id',
       'Idempotent-Replayed',
+      'Mcp-Session-Id',
     ],
     maxAge: 600,
   });
@@ -84,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     emailEnabled: config.smtp !== null,
   });
   await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile });
+  await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth });
   await app.register(agentAuthRoutes, { auth: deps.auth, ...(deps.authRateLimits && { limits: deps.authRateLimits }) });
   await app.register(contactRoute, {
     auth: deps.auth,

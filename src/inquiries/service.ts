@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
 import { GroupCommitter } from '../storage/group-commit.js';
 import type { InquiryRecord, Store, Tx } from '../storage/store.js';
-import { ajv, toFieldErrors } from '../validation/ajv.js';
+import { ajv, type FieldError, toFieldErrors } from '../validation/ajv.js';
 import { newReference } from './reference.js';
 import { type InquiryInput, inquirySchema } from './schema.js';
 
@@ -160,7 +160,12 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
     }
   }
 
-  return { submit, validate: validateInquiry };
+  /** Every bad field of `input` as {pointer, detail}; empty when it is a valid inquiry. */
+  function fieldErrors(input: unknown): FieldError[] {
+    return validateInquiry(input) ? [] : toFieldErrors(validateInquiry.errors ?? []);
+  }
+
+  return { submit, fieldErrors };
 }
 
 function uniqueReference(used: Set<string>): string {

@@ -1,0 +1,98 @@
+// POST /mcp: the MCP streamable-HTTP endpoint, stateless (a fresh server and transport per request,
+// nothing kept between requests, so any number of instances can serve it); GET and DELETE answer
+// 405. Also the server card, at /.well-known/mcp/server-card.json and /mcp/server-card.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import type { AgentAuth } from '../../auth/service.js';
+import { authUrls } from '../../auth/urls.js';
+import type { Config } from '../../config.js';
+import type { InquiryService } from '../../inquiries/service.js';
+import { createWindowLimiter } from '../../mcp/rate-limit.js';
+import { buildMcpServer, MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../mcp/server.js';
+import { TOOLS } from '../../mcp/tools.js';
+import type { StudioProfile } from '../../studio/profile.js';
+import { problem, sendProblem } from '../problems.js';
+import { bearerClient } from './contact.js';
+
+/** An inquiry at its longest is ~11 KB; JSON-RPC framing and a batch of calls fit well within this. */
+export const MCP_BODY_LIMIT_BYTES = 128 * 1024;
+const CARD_MAX_AGE_SECONDS = 3600;
+
+export interface McpRouteOptions {
+  readonly config: Config;
+  readonly profile: StudioProfile;
+  readonly inquiries: InquiryService;
+  readonly auth: Pick<AgentAuth, 'authenticate'>;
+}
+
+export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiries, auth }: McpRouteOptions) {
+  const urls = authUrls(config.publicUrl);
+  const limiter = createWindowLimiter(config.rateLimitInquiries);
+
+  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES }, async (request, reply) => {
+    // MCP transport spec, "Security Warning": validate Origin against DNS rebinding. A browser page
+    // from another origin is refused; clients that send no Origin (agents, servers) are not browsers.
+    const origin = request.headers.origin;
+    if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {
+      return sendProblem(reply, problem(403, 'origin_not_allowed', `Origin ${origin.slice(0, 200)} may not call this MCP server.`));
+    }
+    const clientId = await bearerClient(request.headers.authorization, reply, {
+      auth,
+      resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
+      audience: urls.mcpResource,
+    });
+    const server = buildMcpServer({ profile, urls, inquiries, limiter, clientAddress: request.ip, clientId });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The transport writes the response itself: hand it the headers set so far (security, CORS,
+    // request id, WWW-Authenticate) and let go of the reply.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+
+  // Stateless: there is no stream to resume (GET) and no session to end (DELETE).
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: '/mcp',
+      handler: async (_request, reply) =>
+        sendProblem(
+          reply.header('allow', 'POST'),
+          problem(405, 'method_not_allowed', 'This MCP server is stateless: send JSON-RPC with POST.'),
+        ),
+    });
+  }
+
+  const card = serverCard(config, profile);
+  for (const path of ['/.well-known/mcp/server-card.json', '/mcp/server-card']) {
+    app.get(path, async (_request, reply) =>
+      reply.header('access-control-allow-origin', '*').header('cache-control', `public, max-age=${CARD_MAX_AGE_SECONDS}`).send(card),
+    );
+  }
+}
+
+/** The server card: the current fields and the earlier ones scanners still read, in one document. */
+export function serverCard(config: Config, profile: StudioProfile) {
+  const base = config.publicUrl;
+  const host = new URL(base).hostname.split('.').reverse().join('.');
+  const description = `Send project inquiries to ${profile.name} and look up its services.`;
+  return {
+    $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+    name: `${host}/${MCP_SERVER_NAME}`,
+    version: MCP_SERVER_VERSION,
+    title: `${profile.name} inquiries`,
+    description: description.length <= 100 ? description : `${description.slice(0, 99)}…`,
+    websiteUrl: profile.website,
+    remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
+    serverInfo: { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
+    transport: { type: 'streamable-http', endpoint: '/mcp' },
+    capabilities: { tools: { listChanged: false } },
+    tools: TOOLS.map(({ name, description: toolDescription }) => ({ name, description: toolDescription })),
+    authentication: { required: false, schemes: ['bearer'] },
+  };
+}

@@ -1,0 +1,111 @@
+// The MCP tool server: a fresh low-level Server per HTTP request (stateless), whose tools call the
+// same inquiry service as POST /api/contact. Tool errors are results with isError: true that say
+// what to fix, so an agent can correct its call and retry.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AuthUrls } from '../auth/urls.js';
+import { DomainError, ValidationError } from '../errors.js';
+import { confirmationText } from '../inquiries/confirmation.js';
+import type { InquiryService } from '../inquiries/service.js';
+import type { StudioProfile } from '../studio/profile.js';
+import type { FieldError } from '../validation/ajv.js';
+import type { WindowLimiter } from './rate-limit.js';
+import { TOOLS } from './tools.js';
+
+export const MCP_SERVER_NAME = 'studio-inquiry';
+export const MCP_SERVER_VERSION = '1.0.0';
+
+export interface McpContext {
+  readonly profile: StudioProfile;
+  readonly urls: AuthUrls;
+  readonly inquiries: InquiryService;
+  readonly limiter: WindowLimiter;
+  /** The caller's address (rate limit) and, with a valid bearer token, its client id. */
+  readonly clientAddress: string;
+  readonly clientId: string | null;
+}
+
+const result = (structured: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(structured) }],
+  structuredContent: structured,
+});
+
+const toolError = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+
+export function buildMcpServer(context: McpContext): Server {
+  const server = new Server(
+    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: `${context.profile.name} inquiries` },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: `Tools of ${context.profile.name}: look the studio up, then send a project inquiry with submit_inquiry. No sign-in is needed.`,
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS.map((tool) => ({ ...tool })) }));
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+    switch (params.name) {
+      case 'get_studio_info':
+        return result(studioInfo(context));
+      case 'list_services':
+        return result({ services: context.profile.services.map(({ name, description }) => ({ name, description })) });
+      case 'submit_inquiry':
+        return submitInquiry(context, params.arguments ?? {});
+      default:
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${params.name}"; the tools are ${TOOLS.map((t) => t.name).join(', ')}`);
+    }
+  });
+  return server;
+}
+
+function studioInfo({ profile, urls }: McpContext) {
+  return {
+    name: profile.name,
+    description: profile.description,
+    location: profile.location,
+    website: profile.website,
+    contactEmail: profile.email,
+    responseTime: profile.responseTime,
+    links: {
+      contactEndpoint: `${urls.issuer}/api/contact`,
+      openapi: `${urls.issuer}/openapi.json`,
+      authMd: urls.authMd,
+      serverCard: `${urls.issuer}/.well-known/mcp/server-card.json`,
+    },
+  };
+}
+
+async function submitInquiry(context: McpContext, args: Record<string, unknown>): Promise<CallToolResult> {
+  const { idempotencyKey, ...fields } = args;
+  if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') {
+    return toolError('idempotencyKey: must be a string such as a UUID. Fix it and call submit_inquiry again.');
+  }
+  // Validated first, so that (as on HTTP) only well-formed inquiries count against the rate limit.
+  const errors = context.inquiries.fieldErrors(fields);
+  if (errors.length > 0) return invalidFields(errors);
+  const retryAfter = context.limiter.take(context.clientAddress);
+  if (retryAfter > 0) {
+    return toolError(`Rate limited: too many inquiries from this address. Retry after ${retryAfter} seconds.`);
+  }
+  try {
+    const submitted = await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId });
+    return result({
+      reference: submitted.reference,
+      responseTime: context.profile.responseTime,
+      confirmation: confirmationText(context.profile, submitted.reference),
+    });
+  } catch (error) {
+    if (error instanceof ValidationError) return invalidFields(error.errors);
+    if (error instanceof DomainError) return toolError(`${error.message}${error.retryable ? ' Nothing was stored; call again.' : ''}`);
+    throw error;
+  }
+}
+
+function invalidFields(errors: readonly FieldError[]): CallToolResult {
+  const lines = errors.map(({ pointer, detail }) => `- ${pointer.slice(1) || '(arguments)'}: ${detail}`);
+  return toolError(`The inquiry was not sent; fix these fields and call submit_inquiry again:\n${lines.join('\n')}`);
+}

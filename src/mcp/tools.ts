@@ -1,0 +1,99 @@
+// The three MCP tools: their descriptions, input and output schemas and annotations. The input of
+// submit_inquiry is the Inquiry schema itself (its very property objects), plus an optional
+// idempotencyKey: one wire shape, two doors.
+import { inquirySchema } from '../inquiries/schema.js';
+
+const text = { type: 'string' } as const;
+
+export const IDEMPOTENCY_KEY_PROPERTY = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  description: 'Optional. Any unique string (e.g. a UUID). Retrying with the same key and fields never creates a second inquiry.',
+} as const;
+
+export const submitInquiryInputSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: inquirySchema.required,
+  properties: { ...inquirySchema.properties, idempotencyKey: IDEMPOTENCY_KEY_PROPERTY },
+} as const;
+
+const studioInfoOutputSchema = {
+  type: 'object',
+  required: ['name', 'description', 'location', 'website', 'contactEmail', 'responseTime', 'links'],
+  properties: {
+    name: text,
+    description: text,
+    location: text,
+    website: text,
+    contactEmail: text,
+    responseTime: text,
+    links: {
+      type: 'object',
+      required: ['contactEndpoint', 'openapi', 'authMd', 'serverCard'],
+      properties: { contactEndpoint: text, openapi: text, authMd: text, serverCard: text },
+    },
+  },
+} as const;
+
+const servicesOutputSchema = {
+  type: 'object',
+  required: ['services'],
+  properties: {
+    services: {
+      type: 'array',
+      items: { type: 'object', required: ['name', 'description'], properties: { name: text, description: text } },
+    },
+  },
+} as const;
+
+const submitOutputSchema = {
+  type: 'object',
+  required: ['reference', 'responseTime', 'confirmation'],
+  properties: {
+    reference: { type: 'string', description: 'The inquiry reference, e.g. INQ-7K2M9Q; quote it in any follow-up.' },
+    responseTime: { type: 'string', description: 'How soon the studio replies, e.g. "24 hours".' },
+    confirmation: { type: 'string', description: 'The confirmation text a person would see.' },
+  },
+} as const;
+
+export const TOOLS = [
+  {
+    name: 'get_studio_info',
+    title: 'Studio information',
+    description:
+      'Who the studio is: name, description, location, website, contact email and how quickly it replies to inquiries, ' +
+      'plus where its HTTP inquiry endpoint, OpenAPI document and agent auth guide (auth.md) are.',
+    inputSchema: { type: 'object', additionalProperties: false, properties: {} },
+    outputSchema: studioInfoOutputSchema,
+    annotations: { title: 'Studio information', readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: 'list_services',
+    title: 'Studio services',
+    description:
+      'The services the studio offers (name and description of each). Use it to check the studio fits a project before sending an inquiry.',
+    inputSchema: { type: 'object', additionalProperties: false, properties: {} },
+    outputSchema: servicesOutputSchema,
+    annotations: { title: 'Studio services', readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: 'submit_inquiry',
+    title: 'Send a project inquiry',
+    description:
+      "Sends a project inquiry to the studio on a person's behalf: firstName, lastName, email (where the studio replies), " +
+      'message (the project brief) and optionally company. Returns a reference and the expected response time. ' +
+      'On invalid fields it returns an error naming each field and how to fix it: correct them and call again. ' +
+      'Pass the same idempotencyKey when retrying so that the inquiry is sent once.',
+    inputSchema: submitInquiryInputSchema,
+    outputSchema: submitOutputSchema,
+    annotations: {
+      title: 'Send a project inquiry',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    },
+  },
+] as const;

@@ -1,0 +1,231 @@
+// The MCP server through the official SDK client over a real socket: tools, their schemas, each
+// call, validation errors an agent can act on, idempotency, bearer attribution, concurrency, Origin
+// checks and the server card.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inquirySchema } from '../../src/inquiries/schema.js';
+import { submitInquiryInputSchema } from '../../src/mcp/tools.js';
+import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+
+let testApp: TestApp;
+let smtp: TestSmtpServer;
+let base: string;
+
+beforeAll(async () => {
+  smtp = await startSmtpServer();
+  const probe = await startTestApp({ listen: true, startWorker: false });
+  const port = Number(new URL(probe.baseUrl).port);
+  await probe.close();
+  base = `http://127.0.0.1:${port}`;
+  testApp = await startTestApp({
+    env: { PUBLIC_URL: base, SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com', RATE_LIMIT_INQUIRIES: '1000/m' },
+    listen: true,
+    port,
+  });
+});
+afterAll(async () => {
+  await testApp?.close();
+  await smtp.stop();
+});
+
+async function connect(headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } }));
+  return client;
+}
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text?: string }[] };
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as ToolResult;
+
+describe('tools', () => {
+  it('lists the three tools with schemas and annotations', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['get_studio_info', 'list_services', 'submit_inquiry']);
+    for (const tool of tools) {
+      expect(tool.description?.length).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+    }
+    expect(tools.filter((tool) => tool.annotations?.readOnlyHint).map((tool) => tool.name)).toEqual(['get_studio_info', 'list_services']);
+    const submit = tools.find((tool) => tool.name === 'submit_inquiry');
+    expect(submit?.inputSchema.required).toEqual(['firstName', 'lastName', 'email', 'message']);
+    expect(Object.keys(submit?.inputSchema.properties ?? {})).toEqual([
+      'firstName',
+      'lastName',
+      'email',
+      'company',
+      'message',
+      'idempotencyKey',
+    ]);
+    await client.close();
+  });
+
+  it("submit_inquiry's input schema is the HTTP endpoint's Inquiry schema, property for property", () => {
+    for (const [name, schema] of Object.entries(inquirySchema.properties)) {
+      expect(submitInquiryInputSchema.properties[name as keyof typeof inquirySchema.properties]).toBe(schema);
+    }
+    expect(submitInquiryInputSchema.required).toBe(inquirySchema.required);
+  });
+
+  it('get_studio_info and list_services answer from the studio profile, as structured content and the same text', async () => {
+    const client = await connect();
+    const info = await call(client, 'get_studio_info');
+    expect(info.structuredContent).toMatchObject({
+      name: testApp.profile.name,
+      responseTime: '24 hours',
+      links: { contactEndpoint: `${base}/api/contact`, openapi: `${base}/openapi.json`, authMd: `${base}/auth.md` },
+    });
+    expect(JSON.parse(info.content[0]?.text ?? '')).toEqual(info.structuredContent);
+    const services = await call(client, 'list_services');
+    expect(services.structuredContent?.services).toEqual(testApp.profile.services.map(({ name, description }) => ({ name, description })));
+    await client.close();
+  });
+
+  it('submit_inquiry stores and delivers through the same service: the mail arrives', async () => {
+    const client = await connect();
+    const submitted = await call(client, 'submit_inquiry', validInquiry({ message: 'Sent over MCP' }));
+    expect(submitted.isError).toBeFalsy();
+    expect(submitted.structuredContent).toMatchObject({ reference: expect.stringMatching(/^INQ-/), responseTime: '24 hours' });
+    const reference = String(submitted.structuredContent?.reference);
+    const mails = await smtp.waitFor(1);
+    expect(mails.some((mail) => mail.parsed.headers.get('x-inquiry-reference') === reference)).toBe(true);
+    await client.close();
+  });
+
+  it('answers invalid input with a tool error naming each field, and stores nothing', async () => {
+    const client = await connect();
+    const before = (await testApp.services.store.inquiries.list({ limit: 1000 })).length;
+    const failed = await call(client, 'submit_inquiry', { firstName: ' ', email: 'nope', message: 'x', extra: 1 });
+    expect(failed.isError).toBe(true);
+    const text = failed.content[0]?.text ?? '';
+    for (const field of ['firstName', 'lastName', 'email', 'extra']) expect(text).toContain(`- ${field}:`);
+    expect(text).toContain('call submit_inquiry again');
+    expect((await testApp.services.store.inquiries.list({ limit: 1000 })).length).toBe(before);
+    await client.close();
+  });
+
+  it('keeps one inquiry for one idempotencyKey, and refuses the key with other fields', async () => {
+    const client = await connect();
+    const args = validInquiry({ message: 'idempotent over MCP', idempotencyKey: 'mcp-key-1' });
+    const first = await call(client, 'submit_inquiry', args);
+    const again = await call(client, 'submit_inquiry', args);
+    expect(again.structuredContent?.reference).toBe(first.structuredContent?.reference);
+    const other = await call(client, 'submit_inquiry', { ...args, message: 'something else' });
+    expect(other.isError).toBe(true);
+    expect(other.content[0]?.text).toContain('Idempotency-Key');
+    await client.close();
+  });
+
+  it('attributes submissions to the client of a valid bearer token, and never loses one with a bad token', async () => {
+    const registration = await testApp.services.auth.register({ type: 'anonymous', client_name: 'MCP agent' });
+    const { access_token } = await testApp.services.auth.token({
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion: String(registration.body.identity_assertion),
+      resource: `${base}/mcp`,
+    });
+    const client = await connect({ authorization: `Bearer ${access_token}` });
+    const submitted = await call(client, 'submit_inquiry', validInquiry({ message: 'attributed over MCP' }));
+    const stored = await testApp.services.store.inquiries.findByReference(String(submitted.structuredContent?.reference));
+    expect(stored?.clientId).toBe(registration.body.client_id);
+    await client.close();
+
+    const bad = await connect({ authorization: 'Bearer not-a-token' });
+    const anonymous = await call(bad, 'submit_inquiry', validInquiry({ message: 'bad token over MCP' }));
+    expect(anonymous.isError).toBeFalsy();
+    const storedAnonymous = await testApp.services.store.inquiries.findByReference(String(anonymous.structuredContent?.reference));
+    expect(storedAnonymous?.clientId).toBeNull();
+    await bad.close();
+  });
+
+  it('serves two clients at once', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    if (!a || !b) throw new Error('no clients');
+    const [ra, rb] = await Promise.all([
+      call(a, 'submit_inquiry', validInquiry({ message: 'client A' })),
+      call(b, 'submit_inquiry', validInquiry({ message: 'client B' })),
+    ]);
+    expect(ra.structuredContent?.reference).not.toBe(rb.structuredContent?.reference);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
+
+describe('the HTTP endpoint', () => {
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+  };
+
+  it('refuses a browser origin that is not allowed with 403, and allows no Origin', async () => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const evil = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, origin: 'https://evil.example' },
+      body: JSON.stringify(initialize),
+    });
+    expect(evil.status).toBe(403);
+    const none = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
+    expect(none.status).toBe(200);
+  });
+
+  it.each(['GET', 'DELETE'])('answers %s with 405 and Allow: POST', async (method) => {
+    const response = await fetch(`${base}/mcp`, { method });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('answers an unsupported protocol version with 400', async () => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '1999-01-01' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(400);
+  });
+
+  it('serves the server card at both addresses, open and cacheable', async () => {
+    for (const path of ['/.well-known/mcp/server-card.json', '/mcp/server-card']) {
+      const response = await fetch(`${base}${path}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(response.headers.get('cache-control')).toMatch(/max-age=/);
+      const card = (await response.json()) as { name: string; description: string; tools: { name: string }[] };
+      expect(card).toMatchObject({
+        $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+        remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
+        serverInfo: { name: 'studio-inquiry', version: '1.0.0' },
+        transport: { type: 'streamable-http', endpoint: '/mcp' },
+        authentication: { required: false, schemes: ['bearer'] },
+      });
+      expect(card.name.split('/')).toHaveLength(2);
+      expect(card.description.length).toBeLessThanOrEqual(100);
+      expect(card.tools.map((tool: { name: string }) => tool.name)).toEqual(['get_studio_info', 'list_services', 'submit_inquiry']);
+    }
+  });
+});
+
+describe('rate limit', () => {
+  it('answers submit_inquiry past RATE_LIMIT_INQUIRIES with a tool error giving the seconds to wait', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, listen: true, startWorker: false });
+    try {
+      const client = new Client({ name: 'test-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${limited.baseUrl}/mcp`)));
+      expect((await call(client, 'submit_inquiry', validInquiry({ message: 'first' }))).isError).toBeFalsy();
+      // An invalid call does not use the allowance up; it is told what to fix.
+      expect((await call(client, 'submit_inquiry', { email: 'x' })).content[0]?.text).toContain('fix these fields');
+      const limitedResult = await call(client, 'submit_inquiry', validInquiry({ message: 'second' }));
+      expect(limitedResult.isError).toBe(true);
+      const seconds = Number(/Retry after (\d+) seconds/.exec(limitedResult.content[0]?.text ?? '')?.[1]);
+      expect(seconds).toBeGreaterThan(0);
+      expect(seconds).toBeLessThanOrEqual(60);
+      await client.close();
+    } finally {
+      await limited.close();
+    }
+  });
+});
