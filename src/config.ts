@@ -1,6 +1,7 @@
 // Reads the environment once, validates it and returns a frozen, typed configuration.
 // The only module that touches process.env (CONTRACT.md "Configuration: environment variables").
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 
 export type DatabaseConfig = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
 
@@ -184,8 +185,22 @@ function parseTrustProxy(value: string): boolean | number | string[] {
   if (value === 'false') return false;
   if (value === 'true') return true;
   if (/^\d+$/.test(value)) return Number(value);
-  return value.split(',').map((part) => part.trim());
+  return value.split(',').map((part) => {
+    const entry = part.trim();
+    // An address or CIDR range (as proxy-addr takes them), or one of its names for reserved ranges.
+    const [address = '', prefix] = entry.split('/');
+    const validPrefix = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (isIP(address) === 6 ? 128 : 32));
+    if (!(PROXY_RANGE_NAMES.includes(entry) || (isIP(address) !== 0 && validPrefix))) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `"${entry}" is not true, false, a hop count, an IP address, a CIDR range or loopback/linklocal/uniquelocal`,
+      );
+    }
+    return entry;
+  });
 }
+
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
 function parseCorsOrigins(value: string | undefined, publicUrl: string): '*' | string[] {
   if (value === '*') return '*';

@@ -10,6 +10,7 @@ import { AgentAuthError } from './errors.js';
 /** How long a registration can be claimed. */
 export const CLAIM_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const OTP_TTL_MS = 15 * 60 * 1000;
+/** Code attempts per claim, over all the codes it is sent (starting again does not reset them). */
 export const OTP_MAX_FAILED_ATTEMPTS = 5;
 const OTP_DIGITS = 6;
 /** A six-digit code has a million values: a fast hash would be no protection at rest, scrypt is. */
@@ -72,7 +73,7 @@ export function createClaims({ store, studioName, emailChannel, now }: ClaimDeps
     await store.transaction(async (tx) => {
       await store.auth.updateClaim(
         claim.tokenHash,
-        { status: 'initiated', email, otpHash: otp.hash, otpExpiresAt: new Date(now().getTime() + OTP_TTL_MS), failedAttempts: 0 },
+        { status: 'initiated', email, otpHash: otp.hash, otpExpiresAt: new Date(now().getTime() + OTP_TTL_MS) },
         tx,
       );
       await sendCode(email, otp.code, tx);
@@ -89,11 +90,14 @@ export function createClaims({ store, studioName, emailChannel, now }: ClaimDeps
     if (claim.otpExpiresAt === null || claim.otpExpiresAt.getTime() <= now().getTime()) {
       throw new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410);
     }
+    // Every attempt is counted before the code is compared, atomically, so parallel guesses share
+    // the same five tries.
+    const attempts = await store.auth.countCodeAttempt(claim.tokenHash, OTP_MAX_FAILED_ATTEMPTS);
+    if (attempts === null) throw new AgentAuthError('claim_expired', 'this claim has ended after too many wrong codes', 410);
     const given = Buffer.from(await hashOtp(otp, claim.tokenHash), 'hex');
     if (!timingSafeEqual(given, Buffer.from(claim.otpHash, 'hex'))) {
-      const failedAttempts = claim.failedAttempts + 1;
-      const ended = failedAttempts >= OTP_MAX_FAILED_ATTEMPTS;
-      await store.auth.updateClaim(claim.tokenHash, { failedAttempts, ...(ended && { status: 'ended', otpHash: null }) });
+      const ended = attempts >= OTP_MAX_FAILED_ATTEMPTS;
+      if (ended) await store.auth.updateClaim(claim.tokenHash, { status: 'ended', otpHash: null });
       throw new AgentAuthError('otp_invalid', ended ? 'wrong code; that was the last try and the claim has ended' : 'wrong code', 401);
     }
     const email = claim.email;

@@ -100,7 +100,7 @@ export function createIdJagVerifier(options: IdJagVerifierOptions): { verify(ass
           typ: ID_JAG_TYP,
           issuer,
           audience, // RFC 7523 §3 item 3: aud must identify this authorization server (string or array).
-          requiredClaims: ['iss', 'sub', 'aud', 'jti', 'exp', 'iat'], // draft §3: required claims.
+          requiredClaims: ['iss', 'sub', 'aud', 'client_id', 'jti', 'exp', 'iat'], // draft §3: required claims.
           clockTolerance: CLOCK_TOLERANCE_SECONDS,
           currentDate: now(),
         }));

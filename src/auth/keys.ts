@@ -20,6 +20,8 @@ import type { AuthStore } from '../storage/auth-store.js';
 type CryptoKey = webcrypto.CryptoKey;
 
 export const SIGNING_ALGORITHM = 'ES256';
+/** At most one look at the key table per this interval for kids this instance does not know. */
+const KEY_RELOAD_COOLDOWN_MS = 30_000;
 
 interface LoadedKey {
   readonly kid: string;
@@ -31,6 +33,7 @@ export class SigningKeys {
   private keys: LoadedKey[] = [];
   private jwks: JSONWebKeySet = { keys: [] };
   private verifyWith = createLocalJWKSet(this.jwks);
+  private reloadedAt = 0;
 
   private constructor(private readonly store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>) {}
 
@@ -67,7 +70,11 @@ export class SigningKeys {
     try {
       return await jwtVerify(token, this.verifyWith, verifyOptions);
     } catch (error) {
-      if ((error as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw error;
+      // An unknown kid may be a key another instance just made; look, but not more often than the
+      // cooldown allows, so made-up kids cannot make every request read the key table.
+      const recently = Date.now() - this.reloadedAt < KEY_RELOAD_COOLDOWN_MS;
+      if ((error as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY' || recently) throw error;
+      this.reloadedAt = Date.now();
       await this.reload();
       return jwtVerify(token, this.verifyWith, verifyOptions);
     }

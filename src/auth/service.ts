@@ -174,14 +174,7 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
       }
       if (!validateIdJag(body)) throw new ValidationError(toFieldErrors(validateIdJag.errors ?? []));
       const verified = await verifyIdJag(body.assertion);
-      const client = await createClient({
-        clientName: body.client_name?.trim() ?? verified.clientId ?? verified.subject,
-        clientUri: null,
-        registrationType: 'id-jag',
-        email: verified.email,
-        subject: verified.subject,
-        issuer: verified.issuer,
-      });
+      const client = await clientForIdJag(verified, body.client_name?.trim());
       return { status: 201, body: registrationResponse(client, await issueIdentityAssertion(client)) };
     }
     throw new AgentAuthError('unsupported_identity_type', 'type must be "anonymous" or "identity_assertion"');
@@ -217,6 +210,20 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
         scopes: [...SCOPES_SUPPORTED],
       },
     };
+  }
+
+  /** The same person at the same issuer keeps one client on file, however often they register. */
+  async function clientForIdJag(verified: VerifiedIdJag, clientName?: string): Promise<AgentClient> {
+    const existing = await store.findClientBySubject(verified.issuer, verified.subject);
+    if (existing) return existing;
+    return createClient({
+      clientName: clientName ?? verified.clientId ?? verified.subject,
+      clientUri: null,
+      registrationType: 'id-jag',
+      email: verified.email,
+      subject: verified.subject,
+      issuer: verified.issuer,
+    });
   }
 
   async function createClient(fields: Pick<AgentClient, 'clientName' | 'clientUri' | 'registrationType'> & Partial<AgentClient>, tx?: Tx) {
@@ -300,19 +307,7 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
         if (error instanceof AssertionError) throw new OAuthError('invalid_grant', error.message);
         throw error;
       }
-      // The same person and issuer keep one client on file, however many tokens they ask for.
-      const existing = await store.findClientBySubject(verified.issuer, verified.subject);
-      const client =
-        existing ??
-        (await createClient({
-          clientName: verified.clientId ?? verified.subject,
-          clientUri: null,
-          registrationType: 'id-jag',
-          email: verified.email,
-          subject: verified.subject,
-          issuer: verified.issuer,
-        }));
-      return client.clientId;
+      return (await clientForIdJag(verified)).clientId;
     }
     let payload: JWTPayload;
     try {
@@ -333,7 +328,7 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
     for (const typ of [ACCESS_TOKEN_TYP, IDENTITY_ASSERTION_TYP]) {
       let payload: JWTPayload;
       try {
-        // Any audience of ours; expiry does not matter for revoking.
+        // Any audience of ours. (An expired token needs no revoking: it is refused anyway.)
         ({ payload } = await keys.verify(token, { typ, issuer: urls.issuer, audience: [urls.issuer, urls.resource, urls.mcpResource] }));
       } catch {
         continue;

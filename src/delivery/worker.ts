@@ -33,6 +33,8 @@ const DEFAULT_CONCURRENCY = 32;
 /** Longer than any single attempt can take (SMTP and webhook timeouts are far below it). */
 const DEFAULT_LEASE_MS = 2 * 60 * 1000;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** Shutdown must end within 10 s (CONTRACT.md); sends get this long to finish. */
+const DEFAULT_STOP_GRACE_MS = 5_000;
 
 export class DeliveryWorker {
   private readonly channels: Map<string, Channel>;
@@ -42,6 +44,9 @@ export class DeliveryWorker {
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Ids being sent: a lease that ran out while a send is slow must not start the same send again. */
+  private readonly inFlightIds = new Set<string>();
+  private pumping: Promise<void> | undefined;
   private running = false;
   private claiming = false;
   private wakeAgain = false;
@@ -77,14 +82,33 @@ export class DeliveryWorker {
       this.wakeAgain = true;
       return;
     }
-    void this.pump();
+    this.pumping = this.pump();
   }
 
-  /** Stops claiming and waits for the deliveries already started to finish. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and waits for the deliveries already started, for at most `graceMs` (so that
+   * shutdown stays within its deadline). One still running then is left to its lease: it is tried
+   * again after the restart (delivery is at least once).
+   */
+  async stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.pumping;
+    const drained = (async () => {
+      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      return true;
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+    });
+    const finished = await Promise.race([drained, expired]);
+    clearTimeout(timer);
+    if (!finished)
+      this.options.logger.warn(
+        { inFlight: this.inFlight.size },
+        'stopping with deliveries still in flight; they are retried after the restart',
+      );
   }
 
   private async pump(): Promise<void> {
@@ -97,7 +121,9 @@ export class DeliveryWorker {
         // Claim in chunks (each claim is a committed write): wait until half the slots are free.
         if (capacity < Math.ceil(this.concurrency / 2)) break;
         const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs);
-        for (const item of due) this.track(this.deliver(item));
+        for (const item of due) {
+          if (this.running && !this.inFlightIds.has(item.delivery.id)) this.track(item.delivery.id, this.deliver(item));
+        }
         if (due.length === capacity) this.wakeAgain = true;
       } while (this.wakeAgain && this.running);
     } catch (error) {
@@ -108,10 +134,12 @@ export class DeliveryWorker {
     if (this.running) this.timer = setTimeout(() => this.wake(), this.pollIntervalMs).unref();
   }
 
-  private track(work: Promise<void>): void {
+  private track(id: string, work: Promise<void>): void {
     this.inFlight.add(work);
+    this.inFlightIds.add(id);
     void work.finally(() => {
       this.inFlight.delete(work);
+      this.inFlightIds.delete(id);
       this.wake();
     });
   }

@@ -79,12 +79,14 @@ function sendOAuthError(reply: FastifyReply, value: Problem): FastifyReply {
       : value.error === 'invalid_json' || value.error === 'unsupported_media_type'
         ? 'invalid_request'
         : value.error;
+  // RFC 6749 §5.2: a request in the wrong format is a 400 invalid_request.
+  const wrongFormat = value.status === 415;
   return reply
-    .code(value.status)
+    .code(wrongFormat ? 400 : value.status)
     .header('cache-control', 'no-store')
     .header('pragma', 'no-cache')
     .type('application/json')
-    .send({ error, error_description: detail });
+    .send({ error, error_description: wrongFormat ? 'send the parameters form-encoded or as JSON' : detail });
 }
 
 export function registerProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
@@ -94,7 +96,8 @@ export function registerProblemHandlers(app: FastifyInstance, bodyLimit: number)
     else request.log.debug({ err: error }, 'request rejected');
     return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const value = problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`);
+    return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
+  });
 }

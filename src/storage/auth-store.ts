@@ -59,6 +59,11 @@ export interface AuthStore {
   activateClient(clientId: string, email: string, tx?: Tx): Promise<void>;
   createClaim(claim: Claim, tx?: Tx): Promise<void>;
   findClaim(tokenHash: string): Promise<Claim | undefined>;
+  /**
+   * Counts one code attempt atomically, if the claim has attempts left; returns the new count, or
+   * null when none are left (concurrent guesses cannot share one count).
+   */
+  countCodeAttempt(tokenHash: string, maxAttempts: number): Promise<number | null>;
   updateClaim(
     tokenHash: string,
     changes: Partial<Pick<Claim, 'status' | 'email' | 'otpHash' | 'otpExpiresAt' | 'failedAttempts'>>,
@@ -158,6 +163,17 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     async findClaim(tokenHash) {
       const row = await db.selectFrom('agent_claims').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
       return row && toClaim(row);
+    },
+    async countCodeAttempt(tokenHash, maxAttempts) {
+      const row = await db
+        .updateTable('agent_claims')
+        .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1) }))
+        .where('token_hash', '=', tokenHash)
+        .where('status', '=', 'initiated')
+        .where('failed_attempts', '<', maxAttempts)
+        .returning('failed_attempts')
+        .executeTakeFirst();
+      return row === undefined ? null : Number(row.failed_attempts);
     },
     async updateClaim(tokenHash, changes, tx) {
       await q(tx)

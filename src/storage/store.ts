@@ -367,7 +367,9 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
         // A fresh retry window: a re-queued delivery is retried as long as a new one.
         .set({ status: 'pending', run_at: now.getTime(), queued_at: now.getTime(), locked_until: null, finished_at: null })
         .where('status', 'in', ['failed', 'dead']);
-      if (reference !== undefined) query = query.where('reference', '=', reference);
+      // Without a reference: every inquiry delivery, never service mail (a code mailed long ago is
+      // stale, and its body is gone).
+      query = reference !== undefined ? query.where('reference', '=', reference) : query.where('reference', 'is not', null);
       const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows);
     },

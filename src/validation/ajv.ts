@@ -50,7 +50,11 @@ function describe(error: ErrorObject): FieldError {
     case 'maxLength':
       return { pointer: error.instancePath, detail: `must be at most ${String(params.limit)} characters long` };
     case 'pattern':
-      return { pointer: error.instancePath, detail: 'must contain more than whitespace' };
+      return {
+        pointer: error.instancePath,
+        detail:
+          params.pattern === '\\S' ? 'must contain more than whitespace' : `has the wrong format (expected ${String(params.pattern)})`,
+      };
     case 'format':
       return {
         pointer: error.instancePath,

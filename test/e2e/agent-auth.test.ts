@@ -66,6 +66,18 @@ async function submitWith(token: string, message: string) {
   return { clientId: stored?.clientId ?? null, wwwAuthenticate: response.headers.get('www-authenticate') };
 }
 
+/** The code in the newest mail to `to`. */
+async function codeSentTo(to: string, after = 0): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const mails = smtp.received.slice(after).filter((mail) => mail.envelope.to.includes(to));
+    const code = /\b(\d{6})\b/.exec(mails.at(-1)?.parsed.text ?? '')?.[1];
+    if (code) return code;
+    if (Date.now() > deadline) throw new Error(`no code mailed to ${to}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 describe('anonymous registration → token → attributed inquiry → revoke', () => {
   it('walks the whole flow', async () => {
     const registration = await registerAnonymous();
@@ -265,18 +277,6 @@ describe('errors', () => {
 });
 
 describe('claims (codes read from the real SMTP server)', () => {
-  /** The code in the newest mail to `to`. */
-  async function codeSentTo(to: string, after = 0): Promise<string> {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const mails = smtp.received.slice(after).filter((mail) => mail.envelope.to.includes(to));
-      const code = /\b(\d{6})\b/.exec(mails.at(-1)?.parsed.text ?? '')?.[1];
-      if (code) return code;
-      if (Date.now() > deadline) throw new Error(`no code mailed to ${to}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-
   it('advertises verified_email where mail can be sent', async () => {
     const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as {
       agent_auth: { identity_assertion: { assertion_types_supported: string[] } };
@@ -360,10 +360,35 @@ describe('claims (codes read from the real SMTP server)', () => {
     expect(ended.status).toBe(410);
     expect(await ended.json()).toMatchObject({ error: 'claim_expired' });
 
+    // Starting again does not buy more tries.
+    expect((await json('/agent/claim', { claim_token: registration.claim_token, email: 'victim@example.com' })).status).toBe(410);
+
     const unknown = await json('/agent/claim', { claim_token: 'clm_unknown', otp: '123456' });
     expect(unknown.status).toBe(401);
     expect(await unknown.json()).toMatchObject({ error: 'invalid_claim_token' });
     const both = await json('/agent/claim', { claim_token: registration.claim_token, otp: '123456', email: 'a@b.co' });
     expect(both.status).toBe(400);
+  });
+});
+
+describe('claim codes under attack', () => {
+  it('share five tries between parallel guesses and across restarts of the claim', async () => {
+    const registration = (await (await json('/agent/register', { type: 'anonymous', client_name: 'Target' })).json()) as Record<
+      string,
+      string
+    >;
+    const mark = smtp.received.length;
+    await json('/agent/claim', { claim_token: registration.claim_token, email: 'target@example.com' });
+    const code = await codeSentTo('target@example.com', mark);
+    const wrong = code === '999999' ? '888888' : '999999';
+    // Three wrong codes, then a restart (a new code), then a burst of parallel guesses.
+    for (let i = 0; i < 3; i++) await json('/agent/claim', { claim_token: registration.claim_token, otp: wrong });
+    expect((await json('/agent/claim', { claim_token: registration.claim_token, email: 'target@example.com' })).status).toBe(202);
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () => json('/agent/claim', { claim_token: registration.claim_token, otp: wrong })),
+    );
+    const statuses = burst.map((response) => response.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(2);
+    expect(statuses.filter((status) => status === 410)).toHaveLength(8);
   });
 });

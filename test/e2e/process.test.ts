@@ -1,6 +1,8 @@
 // The service as a real process: a SIGKILL in the middle of a stream of submissions loses no
 // answered inquiry, SIGTERM shuts down cleanly, bad configuration stops start-up with one line.
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REFERENCE_IN_TEXT, tempDir, validInquiry } from '../helpers/app.js';
@@ -71,21 +73,33 @@ describe('crash safety', () => {
 });
 
 describe('process lifecycle', () => {
-  it('on SIGTERM finishes in-flight work and exits 0 within 10 s', async () => {
-    const service = await startService({ DATABASE_URL: `sqlite:${join(workDir(), 'studio.db')}` });
+  it('on SIGTERM gives a delivery stuck in flight a bounded grace and exits 0 within 10 s', async () => {
+    // A webhook receiver that never answers: its delivery is in flight when the signal comes.
+    const hanging = createServer(() => {});
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => {
+      hanging.closeAllConnections();
+      hanging.close();
+    });
+    const { port } = hanging.address() as AddressInfo;
+    const service = await startService({
+      DATABASE_URL: `sqlite:${join(workDir(), 'studio.db')}`,
+      WEBHOOK_URL: `http://127.0.0.1:${port}/hook`,
+    });
     cleanups.push(() => void service.child.kill('SIGKILL'));
-    const inFlight = fetch(`${service.baseUrl}/api/contact`, {
+    const first = await fetch(`${service.baseUrl}/api/contact`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(validInquiry()),
+      body: JSON.stringify(validInquiry({ message: 'delivery in flight' })),
     });
+    expect(first.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the delivery is now waiting on the receiver
     const started = Date.now();
-    const response = await inFlight;
     service.child.kill('SIGTERM');
-    expect(response.status).toBe(200);
     expect(await service.exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(service.output()).toContain('"msg":"stopped"');
+    expect(service.output()).toContain('stopping with deliveries still in flight');
   });
 
   it('warns at start-up when no delivery channel is configured', async () => {

@@ -58,6 +58,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ RATE_LIMIT_INQUIRIES: 'off' }).rateLimitInquiries).toBeNull();
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
     expect(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.0.0.2' }).trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(loadConfig({ TRUST_PROXY: 'loopback,10.0.0.0/8,::1' }).trustProxy).toEqual(['loopback', '10.0.0.0/8', '::1']);
     expect(loadConfig({ DATABASE_URL: 'sqlite:/var/lib/studio/inbox.db' }).database).toEqual({
       kind: 'sqlite',
       path: '/var/lib/studio/inbox.db',
@@ -85,6 +86,8 @@ describe('loadConfig', () => {
     [{ RATE_LIMIT_INQUIRIES: '0/m' }, 'RATE_LIMIT_INQUIRIES'],
     [{ CORS_ORIGINS: 'https://a.example/path' }, 'CORS_ORIGINS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
   ])('rejects %o naming %s', (env, variable) => {
     let caught: unknown;
     try {

@@ -79,9 +79,14 @@ describe('a valid ID-JAG', () => {
   });
 
   it('accepts aud as an array containing this service, and omits the optional claims as null', async () => {
-    const token = await issuer.sign(AUDIENCE, { aud: ['https://other.example', AUDIENCE], client_id: undefined });
+    const token = await issuer.sign(AUDIENCE, { aud: ['https://other.example', AUDIENCE] });
     const verified = await verifier().verify(token);
-    expect(verified).toMatchObject({ clientId: null, email: null, scope: null });
+    expect(verified).toMatchObject({ clientId: 'agent-client', email: null, scope: null });
+  });
+
+  it('requires client_id (draft §3)', async () => {
+    const token = await issuer.sign(AUDIENCE, { client_id: undefined });
+    await expect(verifier().verify(token)).rejects.toMatchObject({ code: 'invalid_assertion' });
   });
 
   it('accepts the typ with an application/ prefix (RFC 7515 §4.1.9)', async () => {

@@ -41,3 +41,28 @@ describe('signing keys', () => {
     expect((await testApp.services.keys.verify(after, verifyOptions)).protectedHeader.kid).toBe(kid);
   });
 });
+
+describe('unknown kids', () => {
+  it('make an instance read the key table at most once per cooldown', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    let reads = 0;
+    const counting = {
+      ...testApp.services.store.auth,
+      signingKeys: async () => {
+        reads++;
+        return testApp.services.store.auth.signingKeys();
+      },
+    };
+    const keys = await SigningKeys.load(counting);
+    const { privateKey } = await generateKeyPair('ES256');
+    const { SignJWT } = await import('jose');
+    const forged = await new SignJWT({ iss: verifyOptions.issuer, aud: verifyOptions.audience, sub: 'x' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'made-up', typ: 'at+jwt' })
+      .setIssuedAt()
+      .setExpirationTime('1m')
+      .sign(privateKey);
+    const before = reads;
+    for (let i = 0; i < 5; i++) await expect(keys.verify(forged, verifyOptions)).rejects.toThrow();
+    expect(reads - before).toBe(1);
+  });
+});
