@@ -16,7 +16,10 @@ import { contactRoute } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { mcpRoutes } from './http/routes/mcp.js';
+import { openApiRoutes } from './http/routes/openapi.js';
+import { websiteRoutes } from './http/routes/website.js';
 import { securityHeaders } from './http/security-headers.js';
+import { CONTACT_BODY_LIMIT_BYTES } from './inquiries/schema.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Store } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
@@ -34,8 +37,7 @@ export interface AppDeps {
   readonly authRateLimits?: AuthRateLimits;
 }
 
-/** Interface document §8 leaves the body size open; an inquiry at its longest is ~11 KB. */
-export const BODY_LIMIT_BYTES = 64 * 1024;
+export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
@@ -85,7 +87,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keys: deps.keys,
     emailEnabled: config.smtp !== null,
   });
-  await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile });
+  await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile, emailEnabled: config.smtp !== null });
+  await app.register(websiteRoutes, { config, profile: deps.profile });
+  await app.register(openApiRoutes, { config, profile: deps.profile });
   await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth });
   await app.register(agentAuthRoutes, { auth: deps.auth, ...(deps.authRateLimits && { limits: deps.authRateLimits }) });
   await app.register(contactRoute, {

@@ -2,28 +2,31 @@
 // developer, with curl lines that use this service's real URLs. Every address comes from AuthUrls,
 // so the walk-through can never name a host or an endpoint the discovery documents do not.
 import { confirmationText } from '../inquiries/confirmation.js';
-import { INQUIRY_LIMITS } from '../inquiries/schema.js';
+import { CONTACT_BODY_LIMIT_BYTES, INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
-import { AUTH_RATE_LIMITS, describeLimit } from './limits.js';
+import { OTP_MAX_FAILED_ATTEMPTS, OTP_TTL_MS } from './claims.js';
+import { AUTH_BODY_LIMIT_BYTES, AUTH_RATE_LIMITS, describeLimit } from './limits.js';
 import { GRANT_TYPE_JWT_BEARER, GRANT_TYPE_TOKEN_EXCHANGE, INQUIRY_WRITE_SCOPE, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_JWT } from './metadata.js';
+import { ACCESS_TOKEN_TTL_SECONDS, IDENTITY_ASSERTION_TTL_SECONDS } from './service.js';
 import type { AuthUrls } from './urls.js';
 
-// Figures the walk-through states. They mirror the design (and src/app.ts for the contact body);
-// test/http/auth-md.test.ts checks the body limit against the app's own constant.
-const CONTACT_BODY_LIMIT_KIB = 64;
-const AGENT_BODY_LIMIT_KIB = 16;
-const ACCESS_TOKEN_LIFETIME_SECONDS = 3600;
-const IDENTITY_ASSERTION_LIFETIME_DAYS = 30;
-const CLAIM_CODE_TTL_MINUTES = 15;
-const CLAIM_CODE_MAX_TRIES = 5;
+// Figures the walk-through states, taken from the modules that enforce them.
+const CONTACT_BODY_LIMIT_KIB = CONTACT_BODY_LIMIT_BYTES / 1024;
+const AGENT_BODY_LIMIT_KIB = AUTH_BODY_LIMIT_BYTES / 1024;
+const ACCESS_TOKEN_LIFETIME_SECONDS = ACCESS_TOKEN_TTL_SECONDS;
+const IDENTITY_ASSERTION_LIFETIME_DAYS = IDENTITY_ASSERTION_TTL_SECONDS / 86_400;
+const CLAIM_CODE_TTL_MINUTES = OTP_TTL_MS / 60_000;
+const CLAIM_CODE_MAX_TRIES = OTP_MAX_FAILED_ATTEMPTS;
 const DEFAULT_INQUIRY_RATE = '5 per 10 minutes';
 
 const FENCE = '```';
+const NO_EMAIL_NOTE =
+  '> **This deployment sends no email.** Registration with `verified_email` and claims (sections 3b and 4) need a mailed code, so they are not available here (the metadata does not offer them): register anonymously or with an ID-JAG.';
 const EXAMPLE_INQUIRY =
   '{"firstName":"Ada","lastName":"Lovelace","email":"ada@example.com","company":"Analytical Engines Ltd","message":"A new website, please."}';
 
 /** The Markdown served at /auth.md. */
-export function authMarkdown(urls: AuthUrls, profile: StudioProfile): string {
+export function authMarkdown(urls: AuthUrls, profile: StudioProfile, { emailEnabled = true }: { emailEnabled?: boolean } = {}): string {
   const contact = `${urls.issuer}/api/contact`;
   const openIdConfiguration = `${urls.issuer}/.well-known/openid-configuration`;
   return [
@@ -32,6 +35,7 @@ export function authMarkdown(urls: AuthUrls, profile: StudioProfile): string {
     inquiries(profile, contact),
     discovery(urls, openIdConfiguration),
     registration(urls),
+    ...(emailEnabled ? [] : [NO_EMAIL_NOTE]),
     claim(urls),
     token(urls),
     bearerUse(urls, contact),
@@ -88,7 +92,7 @@ Errors are \`application/problem+json\` (RFC 9457). \`errors\` appears on valida
 
 ${FENCE}json
 {"type":"about:blank","title":"Bad Request","status":400,"detail":"The request has invalid fields; see errors for each one.",
- "error":"invalid_request","errors":[{"pointer":"/email","detail":"must be an email address"}]}
+ "error":"invalid_request","errors":[{"pointer":"/email","detail":"must be a valid email address, such as name@example.com"}]}
 ${FENCE}
 
 | status | \`error\` | meaning |

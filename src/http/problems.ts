@@ -54,7 +54,10 @@ export function toProblem(error: FastifyError | Error, request: FastifyRequest, 
     });
   }
   const status = fastifyError.statusCode ?? 500;
-  if (status === 413) return problem(413, 'payload_too_large', `The request body is larger than ${bodyLimit / 1024} KiB.`);
+  if (status === 413) {
+    const limit = request.routeOptions.bodyLimit ?? bodyLimit;
+    return problem(413, 'payload_too_large', `The request body is larger than ${limit / 1024} KiB.`);
+  }
   if (status === 429) return problem(429, 'rate_limited', error.message);
   const known = fastifyError.code ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return problem(status, known.error, known.detail ?? 'The request body is not valid JSON.');

@@ -10,6 +10,9 @@ export const INQUIRY_LIMITS = {
   messageMaxLength: 10_000,
 } as const;
 
+/** Interface document §8 leaves the body size open; an inquiry at its longest is ~11 KB. */
+export const CONTACT_BODY_LIMIT_BYTES = 64 * 1024;
+
 /** At least one character that is not whitespace: "   " counts as empty. */
 const NOT_BLANK = '\\S';
 

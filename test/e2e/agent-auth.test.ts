@@ -264,6 +264,7 @@ describe('errors', () => {
   it('caps bodies at 16 KiB', async () => {
     const response = await json('/agent/register', { type: 'anonymous', client_name: 'x'.repeat(17 * 1024) });
     expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: 'payload_too_large', detail: 'The request body is larger than 16 KiB.' });
   });
 
   it('never lets a bad bearer token cost an inquiry; other schemes are ignored', async () => {

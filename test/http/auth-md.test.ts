@@ -182,9 +182,17 @@ describe('the real app', () => {
     try {
       const real = await testApp.app.inject({ method: 'GET', url: '/auth.md' });
       expect(real.statusCode).toBe(200);
-      expect(real.body).toBe(authMarkdown(urls, testApp.profile));
+      expect(real.body).toBe(authMarkdown(urls, testApp.profile, { emailEnabled: false })); // no SMTP in this app
     } finally {
       await testApp.close();
     }
+  });
+});
+
+describe('without email', () => {
+  it('says that verified_email and claims are not available', () => {
+    const text = authMarkdown(urls, exampleStudioProfile, { emailEnabled: false });
+    expect(text).toContain('This deployment sends no email');
+    expect(authMarkdown(urls, exampleStudioProfile)).not.toContain('This deployment sends no email');
   });
 });

@@ -13,11 +13,13 @@ export const AUTH_MD_PATH = '/auth.md';
 export interface AuthMdRouteOptions {
   readonly publicUrl: string;
   readonly profile: StudioProfile;
+  /** Whether codes can be mailed (SMTP configured): without, verified_email and claims are off. */
+  readonly emailEnabled?: boolean;
 }
 
-export async function authMdRoute(app: FastifyInstance, { publicUrl, profile }: AuthMdRouteOptions) {
+export async function authMdRoute(app: FastifyInstance, { publicUrl, profile, emailEnabled = true }: AuthMdRouteOptions) {
   // Built once: the text depends only on configuration read at start-up.
-  const text = authMarkdown(authUrls(publicUrl), profile);
+  const text = authMarkdown(authUrls(publicUrl), profile, { emailEnabled });
   app.get(AUTH_MD_PATH, async (_request, reply) =>
     reply
       .header('access-control-allow-origin', '*')

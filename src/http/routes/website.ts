@@ -1,0 +1,84 @@
+// GET / (the studio's contact page), its three static assets, /robots.txt and /llms.txt. Everything
+// is read and rendered once at registration: the page depends only on the studio profile and
+// PUBLIC_URL, the assets only on the files in src/web/. Nothing is fetched from another host.
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
+import type { StudioProfile } from '../../studio/profile.js';
+import { renderContactPage } from '../../web/page.js';
+import { llmsTxt, robotsTxt } from '../../web/texts.js';
+
+const WEB_DIR = new URL('../../web/', import.meta.url);
+
+/** Assets are linked with ?v=<content hash>: such a URL never changes content, so it is cached for a year. */
+const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
+/** The same asset without (or with an old) version: kept for an hour. */
+const ASSET_CACHE = 'public, max-age=3600';
+/** The page and the text files change only with a deploy or a new profile. */
+const PAGE_CACHE = 'public, max-age=300';
+const TEXT_CACHE = 'public, max-age=3600';
+
+export const ASSET_FILES = {
+  'site.css': 'text/css; charset=utf-8',
+  'site.js': 'text/javascript; charset=utf-8',
+  'favicon.svg': 'image/svg+xml; charset=utf-8',
+} as const;
+
+interface Document {
+  readonly body: Buffer;
+  readonly type: string;
+  /** Strong validator: a hash of the body. */
+  readonly etag: string;
+}
+
+export interface WebsiteRouteOptions {
+  readonly config: Config;
+  readonly profile: StudioProfile;
+}
+
+export async function websiteRoutes(app: FastifyInstance, { config, profile }: WebsiteRouteOptions) {
+  const assets = new Map<string, Document & { readonly version: string }>();
+  for (const [file, type] of Object.entries(ASSET_FILES)) {
+    const body = await readFile(new URL(file, WEB_DIR));
+    const hash = sha256(body);
+    assets.set(file, { body, type, etag: `"${hash.slice(0, 32)}"`, version: hash.slice(0, 12) });
+  }
+  const assetUrl = (file: keyof typeof ASSET_FILES) => `/assets/${file}?v=${assets.get(file)?.version}`;
+
+  const page = document(
+    renderContactPage(profile, config.publicUrl, { css: assetUrl('site.css'), js: assetUrl('site.js'), icon: assetUrl('favicon.svg') }),
+    'text/html; charset=utf-8',
+  );
+  const robots = document(robotsTxt(config.publicUrl), 'text/plain; charset=utf-8');
+  const llms = document(llmsTxt(config.publicUrl, profile), 'text/plain; charset=utf-8');
+
+  app.get('/', async (request, reply) => sendDocument(request, reply, page, PAGE_CACHE));
+  app.get('/robots.txt', async (request, reply) => sendDocument(request, reply, robots, TEXT_CACHE));
+  // Agents running in browsers read it from other origins, like /auth.md and the discovery documents.
+  app.get('/llms.txt', async (request, reply) => sendDocument(request, reply.header('access-control-allow-origin', '*'), llms, TEXT_CACHE));
+  for (const [file, asset] of assets) {
+    app.get(`/assets/${file}`, async (request: FastifyRequest<{ Querystring: { v?: string } }>, reply) =>
+      sendDocument(request, reply, asset, request.query.v === asset.version ? VERSIONED_ASSET_CACHE : ASSET_CACHE),
+    );
+  }
+}
+
+function document(text: string, type: string): Document {
+  const body = Buffer.from(text, 'utf8');
+  return { body, type, etag: `"${sha256(body).slice(0, 32)}"` };
+}
+
+function sha256(body: Buffer): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+/** Sends a fixed document with its validator; a matching If-None-Match answers 304 without a body. */
+function sendDocument(request: FastifyRequest, reply: FastifyReply, doc: Document, cacheControl: string): FastifyReply {
+  reply.header('cache-control', cacheControl).header('etag', doc.etag);
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === doc.etag)) {
+    return reply.code(304).send();
+  }
+  return reply.type(doc.type).send(doc.body);
+}

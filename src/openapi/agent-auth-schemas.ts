@@ -1,0 +1,156 @@
+// Response and OAuth request schemas of the agent-auth endpoints. The registration and claim request
+// schemas are not here: they are the objects src/auth/service.ts validates with (see agent-auth.ts).
+// The OAuth parameters are checked by hand in the service (form or JSON), so they are written here.
+import {
+  GRANT_TYPE_JWT_BEARER,
+  GRANT_TYPE_TOKEN_EXCHANGE,
+  INQUIRY_WRITE_SCOPE,
+  TOKEN_TYPE_ACCESS_TOKEN,
+  TOKEN_TYPE_ID_JAG,
+  TOKEN_TYPE_JWT,
+} from '../auth/metadata.js';
+import type { Json } from './common.js';
+
+/** A shortened JWT for examples. */
+export const EXAMPLE_ASSERTION = 'eyJhbGciOiJFUzI1NiIsImtpZCI6Ik…In0.eyJpc3MiOiJodHRwczovL3N0dWRpby5leGFtcGxlIiwi….MEUCIQ…';
+
+const text = { type: 'string' } as const;
+const jwt = { type: 'string', description: 'A compact JWT.' } as const;
+const time = { type: 'string', format: 'date-time' } as const;
+const clientId = { type: 'string', pattern: '^agt_', examples: ['agt_j-hXtrPP4jI7DKBZ'] } as const;
+const claimToken = { type: 'string', pattern: '^clm_', description: 'Shown once; keep it to claim the registration.' } as const;
+const scopes = { type: 'array', items: { const: INQUIRY_WRITE_SCOPE } } as const;
+/** OAuth parameters: strings only; unknown ones are ignored. */
+const otherParams = { type: 'string' } as const;
+const scopeParam = { type: 'string', description: `Space-separated; the only scope is ${INQUIRY_WRITE_SCOPE} (the default).` } as const;
+const resourceParam = { type: 'string', format: 'uri', description: 'RFC 8707: B/ (the default) or B/mcp.' } as const;
+
+const registration = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['client_id', 'client_name', 'registration_type', 'identity_assertion', 'identity_assertion_expires', 'scopes'],
+  properties: {
+    client_id: clientId,
+    client_name: text,
+    client_uri: { type: 'string', format: 'uri' },
+    registration_type: { enum: ['anonymous', 'id-jag'] },
+    email: { type: 'string', format: 'email', description: 'ID-JAG only: the verified address, when the ID-JAG has one.' },
+    identity_assertion: { ...jwt, description: 'A 30-day JWT (aud = issuer) to exchange at POST /oauth/token.' },
+    identity_assertion_expires: time,
+    scopes,
+    claim_token: claimToken,
+    claim_token_expires: time,
+    claim_uri: { type: 'string', format: 'uri' },
+  },
+  examples: [
+    {
+      client_id: 'agt_j-hXtrPP4jI7DKBZ',
+      client_name: 'Trip planner',
+      client_uri: 'https://agent.example',
+      registration_type: 'anonymous',
+      identity_assertion: EXAMPLE_ASSERTION,
+      identity_assertion_expires: '2026-12-22T10:00:00.000Z',
+      scopes: [INQUIRY_WRITE_SCOPE],
+      claim_token: 'clm_x2mV…',
+      claim_token_expires: '2026-11-29T10:00:00.000Z',
+      claim_uri: 'https://studio.example/agent/claim',
+    },
+  ],
+} as const;
+
+const pendingRegistration = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['client_id', 'status', 'claim_token', 'claim_token_expires', 'claim_uri'],
+  properties: {
+    client_id: clientId,
+    status: { const: 'pending' },
+    claim_token: claimToken,
+    claim_token_expires: time,
+    claim_uri: { type: 'string', format: 'uri' },
+  },
+} as const;
+
+const claimStarted = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { const: 'initiated' } },
+} as const;
+
+const claimCompleted = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['client_id', 'status', 'email', 'identity_assertion', 'identity_assertion_expires', 'scopes'],
+  properties: {
+    client_id: clientId,
+    status: { const: 'claimed' },
+    email: { type: 'string', format: 'email' },
+    identity_assertion: jwt,
+    identity_assertion_expires: time,
+    scopes,
+  },
+} as const;
+
+const jwtBearerRequest = {
+  type: 'object',
+  required: ['grant_type', 'assertion'],
+  properties: {
+    grant_type: { const: GRANT_TYPE_JWT_BEARER },
+    assertion: { ...jwt, description: 'An identity assertion of this service, or an ID-JAG of a trusted issuer.' },
+    scope: scopeParam,
+    resource: resourceParam,
+  },
+  additionalProperties: otherParams,
+} as const;
+
+const tokenExchangeRequest = {
+  type: 'object',
+  required: ['grant_type', 'subject_token', 'subject_token_type'],
+  properties: {
+    grant_type: { const: GRANT_TYPE_TOKEN_EXCHANGE },
+    subject_token: jwt,
+    subject_token_type: { enum: [TOKEN_TYPE_JWT, TOKEN_TYPE_ID_JAG] },
+    requested_token_type: { const: TOKEN_TYPE_ACCESS_TOKEN },
+    scope: scopeParam,
+    resource: resourceParam,
+  },
+  additionalProperties: otherParams,
+} as const;
+
+const tokenResponse = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['access_token', 'token_type', 'expires_in', 'scope'],
+  properties: {
+    access_token: { ...jwt, description: 'ES256, `typ: at+jwt`; send it as `Authorization: Bearer …`.' },
+    token_type: { const: 'Bearer' },
+    expires_in: { type: 'integer', const: 3600 },
+    scope: { type: 'string', examples: [INQUIRY_WRITE_SCOPE] },
+    issued_token_type: { const: TOKEN_TYPE_ACCESS_TOKEN, description: 'Token exchange only (RFC 8693 §2.2.1).' },
+  },
+} as const;
+
+const revocationRequest = {
+  type: 'object',
+  required: ['token'],
+  properties: {
+    token: { type: 'string', minLength: 1, description: 'An access token or an identity assertion.' },
+    token_type_hint: { type: 'string', examples: ['access_token'] },
+  },
+  additionalProperties: otherParams,
+} as const;
+
+export const authSchemas: Record<string, Json> = {
+  Registration: registration,
+  PendingRegistration: pendingRegistration,
+  ClaimStarted: claimStarted,
+  ClaimCompleted: claimCompleted,
+  TokenRequest: {
+    oneOf: [{ $ref: '#/components/schemas/JwtBearerTokenRequest' }, { $ref: '#/components/schemas/TokenExchangeTokenRequest' }],
+  },
+  JwtBearerTokenRequest: jwtBearerRequest,
+  TokenExchangeTokenRequest: tokenExchangeRequest,
+  TokenResponse: tokenResponse,
+  RevocationRequest: revocationRequest,
+};

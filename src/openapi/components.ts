@@ -1,0 +1,131 @@
+// The components every area of the OpenAPI document shares: the error bodies (problem+json and the
+// OAuth error JSON), the response headers that matter, the Idempotency-Key and MCP-Protocol-Version
+// request headers, and the optional bearer security scheme.
+import type { Json } from './common.js';
+
+/** RFC 9457 problem details as src/http/problems.ts writes them. */
+const problemSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'title', 'status', 'detail', 'error'],
+  properties: {
+    type: { type: 'string', const: 'about:blank', description: 'Always about:blank: `error` tells problems apart.' },
+    title: { type: 'string', description: 'The HTTP status phrase.', examples: ['Bad Request'] },
+    status: { type: 'integer', minimum: 400, maximum: 599 },
+    detail: { type: 'string', description: 'What went wrong and what to do about it.' },
+    error: { type: 'string', description: 'A stable, machine-readable code.', examples: ['invalid_request'] },
+    errors: {
+      type: 'array',
+      description: 'Validation problems only: every bad field, once each.',
+      items: { $ref: '#/components/schemas/FieldError' },
+    },
+    requestId: { type: 'string', description: 'Server errors only: the X-Request-Id to quote when reporting it.' },
+  },
+} as const;
+
+const fieldErrorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['pointer', 'detail'],
+  properties: {
+    pointer: { type: 'string', description: 'RFC 6901 JSON Pointer into the request body ("" is the body itself).', examples: ['/email'] },
+    detail: { type: 'string', examples: ['must be a valid email address, such as name@example.com'] },
+  },
+} as const;
+
+/** RFC 6749 §5.2, as /oauth/* answers every error (server errors as `server_error`). */
+const oauthErrorSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['error', 'error_description'],
+  properties: {
+    error: { type: 'string', examples: ['invalid_grant'] },
+    error_description: { type: 'string' },
+  },
+} as const;
+
+/** Fastify's own answer while the service shuts down (every route; README "Signals"). */
+const shuttingDownSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['error', 'message', 'statusCode'],
+  properties: {
+    error: { const: 'Service Unavailable' },
+    message: { const: 'Service Unavailable' },
+    statusCode: { const: 503 },
+  },
+} as const;
+
+export const sharedSchemas: Record<string, Json> = {
+  Problem: problemSchema,
+  FieldError: fieldErrorSchema,
+  OAuthError: oauthErrorSchema,
+  ShuttingDown: shuttingDownSchema,
+};
+
+const integerHeader = (description: string, example: number) => ({
+  description,
+  schema: { type: 'integer', minimum: 0, examples: [example] },
+});
+
+export const headers: Record<string, Json> = {
+  'Retry-After': integerHeader('Seconds to wait before sending again (RFC 9110 §10.2.3).', 60),
+  'RateLimit-Limit': integerHeader('Requests allowed per window from this client address.', 5),
+  'RateLimit-Remaining': integerHeader('Requests left in the current window.', 4),
+  'RateLimit-Reset': integerHeader('Seconds until the window resets.', 600),
+  'WWW-Authenticate': {
+    description:
+      'Sent when a bearer token was given but is bad, expired, revoked or for another audience: the request was still served, ' +
+      'anonymously (RFC 6750 §3.1, RFC 9728 §5.1).',
+    schema: {
+      type: 'string',
+      examples: ['Bearer error="invalid_token", resource_metadata="https://studio.example/.well-known/oauth-protected-resource"'],
+    },
+  },
+  'Idempotent-Replayed': {
+    description: 'Present when the answer is a replay of an earlier request with the same Idempotency-Key and body.',
+    schema: { type: 'string', const: 'true' },
+  },
+  'Cache-Control': { description: 'How long the response may be cached.', schema: { type: 'string', examples: ['public, max-age=3600'] } },
+  'Access-Control-Allow-Origin': { description: 'Readable from any origin.', schema: { type: 'string', const: '*' } },
+  Allow: { description: 'The methods this path answers.', schema: { type: 'string', const: 'POST' } },
+  ETag: { description: 'Strong validator of the body; send it back in If-None-Match.', schema: { type: 'string' } },
+};
+
+export const parameters: Record<string, Json> = {
+  'Idempotency-Key': {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Makes retries safe (draft-ietf-httpapi-idempotency-key-header): 1–255 visible ASCII characters, bare or as a quoted string, ' +
+      'e.g. a UUID. The same key with the same body answers the same response (with `Idempotent-Replayed: true`) and is stored ' +
+      'and delivered once, for 24 hours; the same key with another body answers 422. A malformed key answers 400.',
+    schema: { type: 'string', minLength: 1, maxLength: 257, examples: ['8e1f8a52-0d0c-4a4e-9f5e-1b6c1d0a9c77'] },
+  },
+  'MCP-Protocol-Version': {
+    name: 'MCP-Protocol-Version',
+    in: 'header',
+    required: false,
+    description: 'The negotiated MCP protocol version, sent after initialize. An unsupported version answers 400.',
+    schema: { type: 'string', examples: ['2025-06-18'] },
+  },
+  'If-None-Match': {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'An ETag from an earlier response: when it still matches, the answer is 304 without a body.',
+    schema: { type: 'string' },
+  },
+};
+
+export const securitySchemes: Record<string, Json> = {
+  bearer: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'Optional. An access token from POST /oauth/token (ES256 JWT, scope inquiry:write), in the Authorization header only. ' +
+      'It attributes inquiries to the registered agent; it is never required, and a bad one never costs an inquiry.',
+  },
+};

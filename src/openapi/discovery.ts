@@ -1,0 +1,175 @@
+// The discovery side of the OpenAPI document: RFC 9728 protected resource metadata (for B/ and
+// B/mcp), RFC 8414 authorization server metadata with the auth.md `agent_auth` block (also served
+// as OpenID discovery) and the JWKS. Examples are the documents this configuration really serves.
+import { authorizationServerMetadata, protectedResourceMetadata } from '../auth/metadata.js';
+import { type Area, type AreaContext, example, JSON_TYPE, type Json, PUBLIC_HEADERS, ref } from './common.js';
+
+const uri = { type: 'string', format: 'uri' } as const;
+const strings = { type: 'array', minItems: 1, items: { type: 'string' } } as const;
+
+const protectedResourceSchema = {
+  type: 'object',
+  description: 'RFC 9728 §2. Unknown members are to be ignored by clients.',
+  required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
+  properties: {
+    resource: { ...uri, description: 'The resource identifier: B/ or B/mcp.' },
+    authorization_servers: { type: 'array', minItems: 1, items: uri },
+    scopes_supported: { ...strings, contains: { const: 'inquiry:write' } },
+    bearer_methods_supported: { type: 'array', items: { const: 'header' }, minItems: 1 },
+    resource_name: { type: 'string' },
+    resource_documentation: uri,
+  },
+} as const;
+
+const agentAuthSchema = {
+  type: 'object',
+  description: 'The `agent_auth` block of the auth.md agentic-registration proposal (with the later endpoint names as aliases).',
+  required: ['skill', 'register_uri', 'claim_uri', 'revocation_uri', 'identity_types_supported', 'anonymous', 'identity_assertion'],
+  properties: {
+    skill: { ...uri, description: 'Where auth.md is.' },
+    register_uri: uri,
+    identity_endpoint: uri,
+    claim_uri: uri,
+    claim_endpoint: uri,
+    revocation_uri: uri,
+    identity_types_supported: { type: 'array', items: { enum: ['anonymous', 'identity_assertion'] }, minItems: 1 },
+    anonymous: { type: 'object', required: ['credential_types_supported'], properties: { credential_types_supported: strings } },
+    identity_assertion: {
+      type: 'object',
+      required: ['assertion_types_supported', 'credential_types_supported'],
+      properties: {
+        assertion_types_supported: {
+          type: 'array',
+          minItems: 1,
+          items: { enum: ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'] },
+          description: '`verified_email` only where the service can send email (SMTP_URL is set).',
+        },
+        credential_types_supported: strings,
+      },
+    },
+  },
+} as const;
+
+const authorizationServerSchema = {
+  type: 'object',
+  description: 'RFC 8414 §2: only what exists is advertised (no authorization endpoint) and no array is empty.',
+  required: ['issuer', 'token_endpoint', 'jwks_uri', 'revocation_endpoint', 'grant_types_supported', 'agent_auth'],
+  properties: {
+    issuer: { ...uri, description: 'B: PUBLIC_URL without a trailing slash.' },
+    token_endpoint: uri,
+    jwks_uri: uri,
+    revocation_endpoint: uri,
+    grant_types_supported: strings,
+    token_endpoint_auth_methods_supported: strings,
+    revocation_endpoint_auth_methods_supported: strings,
+    scopes_supported: strings,
+    authorization_grant_profiles_supported: strings,
+    service_documentation: uri,
+    agent_auth: ref('AgentAuth'),
+  },
+} as const;
+
+const jwksSchema = {
+  type: 'object',
+  required: ['keys'],
+  properties: {
+    keys: {
+      type: 'array',
+      description: 'The public ES256 keys; several during a rotation. `kid` is the RFC 7638 thumbprint.',
+      items: {
+        type: 'object',
+        required: ['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use'],
+        properties: {
+          kty: { const: 'EC' },
+          crv: { const: 'P-256' },
+          x: { type: 'string' },
+          y: { type: 'string' },
+          kid: { type: 'string' },
+          alg: { const: 'ES256' },
+          use: { const: 'sig' },
+        },
+      },
+    },
+  },
+} as const;
+
+const EXAMPLE_JWKS = {
+  keys: [
+    {
+      kty: 'EC',
+      crv: 'P-256',
+      x: 'eMaa3N1SNczME7U4yNGd69VfJfE8TF63xQyuqpC_FP4',
+      y: 'EvWucFjZmOmDuN_9e7cOm1t7KMtiBZei2k8tT5Ioxn0',
+      kid: 'S2eF3WuOjoKxoe6DBYs2H_7UgBHTfx9IetNDezigMQw',
+      alg: 'ES256',
+      use: 'sig',
+    },
+  ],
+};
+
+function discoveryGet(operationId: string, summary: string, description: string, schema: string, value: unknown): Json {
+  return {
+    get: {
+      operationId,
+      summary,
+      description: `${description} Public, readable from any origin, cacheable for an hour.`,
+      tags: ['Discovery'],
+      responses: {
+        200: {
+          description: summary,
+          headers: PUBLIC_HEADERS,
+          content: { [JSON_TYPE]: { schema: ref(schema), examples: { served: example('As this service serves it', value) } } },
+        },
+      },
+    },
+  };
+}
+
+export function discoveryArea({ config, profile, urls }: AreaContext): Area {
+  const asMetadata = authorizationServerMetadata(urls, { emailEnabled: config.smtp !== null });
+  return {
+    paths: {
+      '/.well-known/oauth-protected-resource': discoveryGet(
+        'getProtectedResourceMetadata',
+        'Protected resource metadata (the inquiry API)',
+        'RFC 9728 metadata of the resource B/ (POST /api/contact): which authorization server issues its tokens and how to send them.',
+        'ProtectedResourceMetadata',
+        protectedResourceMetadata(urls, profile, 'api'),
+      ),
+      '/.well-known/oauth-protected-resource/mcp': discoveryGet(
+        'getMcpProtectedResourceMetadata',
+        'Protected resource metadata (the MCP server)',
+        'RFC 9728 metadata of the resource B/mcp (the MCP tool server).',
+        'ProtectedResourceMetadata',
+        protectedResourceMetadata(urls, profile, 'mcp'),
+      ),
+      '/.well-known/oauth-authorization-server': discoveryGet(
+        'getAuthorizationServerMetadata',
+        'Authorization server metadata',
+        'RFC 8414 metadata with the `agent_auth` block: where to register an agent, claim it, get and revoke tokens.',
+        'AuthorizationServerMetadata',
+        asMetadata,
+      ),
+      '/.well-known/openid-configuration': discoveryGet(
+        'getOpenIdConfiguration',
+        'OpenID discovery document',
+        'The same document as /.well-known/oauth-authorization-server (this service has no end-user login).',
+        'AuthorizationServerMetadata',
+        asMetadata,
+      ),
+      '/.well-known/jwks.json': discoveryGet(
+        'getJwks',
+        'Signing keys (JWKS)',
+        'The public keys that verify identity assertions and access tokens issued by this service.',
+        'JsonWebKeySet',
+        EXAMPLE_JWKS,
+      ),
+    },
+    schemas: {
+      ProtectedResourceMetadata: protectedResourceSchema,
+      AuthorizationServerMetadata: authorizationServerSchema,
+      AgentAuth: agentAuthSchema,
+      JsonWebKeySet: jwksSchema,
+    },
+  };
+}

@@ -1,0 +1,134 @@
+// The inquiry side of the OpenAPI document: POST /api/contact (submitInquiry) and GET /api/health
+// (getHealth), described from the very schema objects the routes validate and answer with.
+import { healthSchema } from '../http/routes/health.js';
+import { confirmationText } from '../inquiries/confirmation.js';
+import { CONTACT_BODY_LIMIT_BYTES, inquirySchema } from '../inquiries/schema.js';
+import {
+  type Area,
+  type AreaContext,
+  component,
+  example,
+  headerRef,
+  INTERNAL_ERROR,
+  JSON_TYPE,
+  PROBLEM_TYPE,
+  parameterRef,
+  problemMedia,
+  problemResponse,
+  RATE_LIMIT_HEADERS,
+  ref,
+} from './common.js';
+
+const EXAMPLE_REFERENCE = 'INQ-7K2M9Q';
+
+export function inquiriesArea({ profile }: AreaContext): Area {
+  const [inquiryExample] = inquirySchema.examples;
+  const bodyLimitKiB = CONTACT_BODY_LIMIT_BYTES / 1024;
+  const submitInquiry = {
+    operationId: 'submitInquiry',
+    summary: 'Send a project inquiry',
+    description:
+      'Stores the inquiry durably, then delivers it to the studio by email and/or webhook (retried until it arrives). ' +
+      'No token is needed: an `Authorization: Bearer` access token only attributes the inquiry to a registered agent, ' +
+      'and a bad one never blocks it (the 200 then carries `WWW-Authenticate`). Without an Idempotency-Key, an identical ' +
+      'submission (same email, case-insensitive, and message) within 10 minutes folds into the first: same reference, no second ' +
+      'notification. Only well-formed inquiries count against the rate limit.',
+    tags: ['Inquiries'],
+    security: [{}, { bearer: [] }],
+    parameters: [parameterRef('Idempotency-Key')],
+    requestBody: {
+      required: true,
+      description: `The Inquiry, as JSON of at most ${bodyLimitKiB} KiB. Exactly these properties; nothing is coerced or dropped.`,
+      content: { [JSON_TYPE]: { schema: ref('Inquiry'), examples: { inquiry: example('An inquiry', inquiryExample) } } },
+    },
+    responses: {
+      200: {
+        description: 'Stored, and its notifications queued. The text names the reference (six characters of Crockford base 32).',
+        headers: {
+          ...RATE_LIMIT_HEADERS,
+          'Idempotent-Replayed': headerRef('Idempotent-Replayed'),
+          'WWW-Authenticate': headerRef('WWW-Authenticate'),
+        },
+        content: {
+          'text/plain': {
+            schema: { type: 'string', pattern: 'INQ-[0-9A-HJKMNP-TV-Z]{6}' },
+            examples: { confirmation: example('The confirmation', confirmationText(profile, EXAMPLE_REFERENCE)) },
+          },
+        },
+      },
+      400: problemResponse(
+        400,
+        'Invalid fields (each listed in `errors`), invalid JSON, an empty or non-object body, or a malformed Idempotency-Key.',
+        [
+          {
+            error: 'invalid_request',
+            detail: 'The request has invalid fields; see errors for each one.',
+            extra: { errors: [{ pointer: '/email', detail: 'must be a valid email address, such as name@example.com' }] },
+          },
+          { error: 'invalid_json', detail: 'The request body is not valid JSON.' },
+          {
+            error: 'invalid_idempotency_key',
+            detail: 'Idempotency-Key must be 1-255 visible ASCII characters without spaces, such as a UUID.',
+          },
+        ],
+      ),
+      413: problemResponse(413, `The body is larger than ${bodyLimitKiB} KiB.`, [
+        { error: 'payload_too_large', detail: `The request body is larger than ${bodyLimitKiB} KiB.` },
+      ]),
+      415: problemResponse(415, 'The body is not sent as application/json.', [
+        { error: 'unsupported_media_type', detail: 'Send the request body as JSON with Content-Type: application/json.' },
+      ]),
+      422: problemResponse(422, 'The Idempotency-Key was already used with a different body.', [
+        {
+          error: 'idempotency_key_reused',
+          detail: 'This Idempotency-Key was already used with a different request body. Use a new key for a new inquiry.',
+        },
+      ]),
+      429: problemResponse(
+        429,
+        'More accepted inquiries from this client address than RATE_LIMIT_INQUIRIES allows; wait Retry-After seconds.',
+        [{ error: 'rate_limited', detail: 'Too many inquiries from this address: at most 5 per 10 minutes. Try again later.' }],
+        { 'Retry-After': headerRef('Retry-After'), ...RATE_LIMIT_HEADERS },
+      ),
+      500: problemResponse(500, 'Nothing was stored; send the same inquiry again (with the same Idempotency-Key, if any).', [
+        {
+          error: 'inquiry_not_stored',
+          detail: 'The inquiry could not be stored and nothing was saved. Please try again in a moment.',
+          extra: { requestId: INTERNAL_ERROR.extra?.requestId },
+        },
+        INTERNAL_ERROR,
+      ]),
+    },
+  };
+
+  const getHealth = {
+    operationId: 'getHealth',
+    summary: 'Service health',
+    description: 'Healthy while the inquiry store answers. Not logged when healthy, so load balancers may ask often.',
+    tags: ['Health'],
+    responses: {
+      200: {
+        description: 'The service and its store answer.',
+        content: {
+          [JSON_TYPE]: { schema: ref('Health'), examples: { ok: example('Healthy', { status: 'ok', service: 'studio-inquiry' }) } },
+        },
+      },
+      503: {
+        description:
+          'The store does not answer (problem+json, `store_unavailable`), or the service is shutting down ' +
+          '(Fastify answers every request with a fixed JSON body while it drains).',
+        content: {
+          [PROBLEM_TYPE]: problemMedia(503, [
+            { error: 'store_unavailable', detail: 'The inquiry store is not answering; inquiries cannot be accepted right now.' },
+          ]),
+          [JSON_TYPE]: { schema: ref('ShuttingDown') },
+        },
+      },
+    },
+  };
+
+  return {
+    paths: { '/api/contact': { post: submitInquiry }, '/api/health': { get: getHealth } },
+    schemas: { Inquiry: component(inquirySchema), Health: component(healthSchema) },
+  };
+}

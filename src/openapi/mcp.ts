@@ -1,0 +1,256 @@
+// The MCP side of the OpenAPI document: POST /mcp (streamable HTTP, stateless, JSON responses) with
+// its JSON-RPC envelope and the tools' argument schemas taken from src/mcp/tools.ts, GET and DELETE
+// /mcp (405), and the server card at both of its addresses.
+import { MCP_BODY_LIMIT_BYTES, serverCard } from '../http/routes/mcp.js';
+import { TOOLS } from '../mcp/tools.js';
+import {
+  type Area,
+  type AreaContext,
+  example,
+  headerRef,
+  INTERNAL_ERROR,
+  JSON_TYPE,
+  type Json,
+  type Operation,
+  PROBLEM_TYPE,
+  PUBLIC_HEADERS,
+  parameterRef,
+  problemMedia,
+  problemResponse,
+  ref,
+} from './common.js';
+
+const LIMIT_KIB = MCP_BODY_LIMIT_BYTES / 1024;
+const id = { type: ['string', 'integer'] } as const;
+
+const jsonRpcSchemas: Record<string, Json> = {
+  JsonRpcRequest: {
+    type: 'object',
+    required: ['jsonrpc', 'id', 'method'],
+    properties: { jsonrpc: { const: '2.0' }, id, method: { type: 'string' }, params: { type: 'object' } },
+  },
+  JsonRpcNotification: {
+    type: 'object',
+    required: ['jsonrpc', 'method'],
+    not: { required: ['id'] },
+    properties: { jsonrpc: { const: '2.0' }, method: { type: 'string' }, params: { type: 'object' } },
+  },
+  JsonRpcResult: {
+    type: 'object',
+    required: ['jsonrpc', 'id', 'result'],
+    properties: { jsonrpc: { const: '2.0' }, id, result: { type: 'object' } },
+  },
+  JsonRpcError: {
+    type: 'object',
+    required: ['jsonrpc', 'id', 'error'],
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'integer', 'null'] },
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { type: 'integer', examples: [-32000] }, message: { type: 'string' }, data: {} },
+      },
+    },
+  },
+  McpToolsCallRequest: {
+    description: 'A `tools/call` request.',
+    allOf: [{ $ref: '#/components/schemas/JsonRpcRequest' }],
+    properties: { method: { const: 'tools/call' }, params: { $ref: '#/components/schemas/McpToolCallParams' } },
+  },
+  McpToolCallParams: {
+    description: 'The `params` of a `tools/call` request: one of the tools with its arguments (the schemas the server lists).',
+    oneOf: TOOLS.map((tool) => ({
+      type: 'object',
+      required: ['name'],
+      properties: { name: { const: tool.name, description: tool.description }, arguments: tool.inputSchema },
+    })),
+  },
+  McpServerCard: {
+    type: 'object',
+    description: 'The current server-card fields plus the earlier serverInfo/transport/tools/authentication ones.',
+    required: ['name', 'version', 'description', 'remotes', 'serverInfo', 'transport', 'capabilities', 'tools', 'authentication'],
+    properties: {
+      $schema: { type: 'string', format: 'uri' },
+      name: { type: 'string' },
+      version: { type: 'string' },
+      title: { type: 'string' },
+      description: { type: 'string', maxLength: 100 },
+      websiteUrl: { type: 'string', format: 'uri' },
+      remotes: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['type', 'url'],
+          properties: { type: { const: 'streamable-http' }, url: { type: 'string', format: 'uri' } },
+        },
+      },
+      serverInfo: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string' }, version: { type: 'string' } } },
+      transport: {
+        type: 'object',
+        required: ['type', 'endpoint'],
+        properties: { type: { const: 'streamable-http' }, endpoint: { const: '/mcp' } },
+      },
+      capabilities: { type: 'object' },
+      tools: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['name', 'description'],
+          properties: { name: { type: 'string' }, description: { type: 'string' } },
+        },
+      },
+      authentication: {
+        type: 'object',
+        required: ['required', 'schemes'],
+        properties: { required: { const: false }, schemes: { type: 'array', items: { const: 'bearer' } } },
+      },
+    },
+  },
+};
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'my-agent', version: '1.0.0' } },
+};
+
+const jsonRpcError = (message: string, code = -32000) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+export function mcpArea({ config, profile }: AreaContext): Area {
+  const card = serverCard(config, profile);
+  const cardUrl = `${config.publicUrl}/.well-known/mcp/server-card.json`;
+  const [, , submitTool] = TOOLS;
+  const callMcp: Operation = {
+    operationId: 'callMcp',
+    summary: 'Send MCP JSON-RPC messages',
+    description:
+      `The MCP tool server (streamable HTTP transport, stateless: no session, no SSE stream; every answer is JSON). ` +
+      `Tools: ${TOOLS.map((tool) => `\`${tool.name}\``).join(', ')} — see the server card at ${cardUrl} and \`tools/list\`. ` +
+      'Send `Accept: application/json, text/event-stream`. Invalid tool arguments and rate limiting are tool results with ' +
+      '`isError: true` (status 200) that say what to fix. A browser `Origin` outside CORS_ORIGINS is refused (DNS-rebinding ' +
+      'protection). A bearer token for the resource B/mcp attributes submissions; a bad one never loses the inquiry.',
+    externalDocs: { description: 'MCP server card', url: cardUrl },
+    tags: ['MCP'],
+    security: [{}, { bearer: [] }],
+    parameters: [parameterRef('MCP-Protocol-Version')],
+    requestBody: {
+      required: true,
+      description: `One JSON-RPC message or a batch, at most ${LIMIT_KIB} KiB.`,
+      content: {
+        [JSON_TYPE]: {
+          schema: {
+            anyOf: [
+              { anyOf: [ref('McpToolsCallRequest'), ref('JsonRpcRequest'), ref('JsonRpcNotification')] },
+              { type: 'array', minItems: 1, items: { anyOf: [ref('JsonRpcRequest'), ref('JsonRpcNotification')] } },
+            ],
+          },
+          examples: {
+            initialize: example('initialize', INITIALIZE),
+            listTools: example('tools/list', { jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+            submitInquiry: example('tools/call submit_inquiry', {
+              jsonrpc: '2.0',
+              id: 3,
+              method: 'tools/call',
+              params: {
+                name: submitTool.name,
+                arguments: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', message: 'A new website, please.' },
+              },
+            }),
+          },
+        },
+      },
+    },
+    responses: {
+      200: {
+        description: 'The JSON-RPC response(s) to the request(s) sent.',
+        headers: { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
+        content: {
+          [JSON_TYPE]: {
+            schema: {
+              anyOf: [
+                { anyOf: [ref('JsonRpcResult'), ref('JsonRpcError')] },
+                { type: 'array', items: { anyOf: [ref('JsonRpcResult'), ref('JsonRpcError')] } },
+              ],
+            },
+          },
+        },
+      },
+      202: { description: 'Only notifications or responses were sent: accepted, no body.' },
+      400: {
+        description:
+          'Not a JSON-RPC message, a batch too large, or an unsupported MCP-Protocol-Version (JSON-RPC error); ' +
+          'or a body that is not JSON at all (problem+json).',
+        content: {
+          [JSON_TYPE]: {
+            schema: ref('JsonRpcError'),
+            examples: { invalid: example('Not JSON-RPC', jsonRpcError('Parse error: Invalid JSON-RPC message', -32700)) },
+          },
+          [PROBLEM_TYPE]: problemMedia(400, [{ error: 'invalid_json', detail: 'The request body is not valid JSON.' }]),
+        },
+      },
+      403: problemResponse(403, 'A browser Origin outside CORS_ORIGINS.', [
+        { error: 'origin_not_allowed', detail: 'Origin https://elsewhere.example may not call this MCP server.' },
+      ]),
+      406: {
+        description: 'The Accept header does not list both application/json and text/event-stream.',
+        content: {
+          [JSON_TYPE]: {
+            schema: ref('JsonRpcError'),
+            examples: {
+              notAcceptable: example(
+                'Not acceptable',
+                jsonRpcError('Not Acceptable: Client must accept both application/json and text/event-stream'),
+              ),
+            },
+          },
+        },
+      },
+      413: problemResponse(413, `The body is larger than ${LIMIT_KIB} KiB.`, [
+        { error: 'payload_too_large', detail: `The request body is larger than ${LIMIT_KIB} KiB.` },
+      ]),
+      415: problemResponse(415, 'The body is not application/json.', [
+        { error: 'unsupported_media_type', detail: 'Send the request body as JSON with Content-Type: application/json.' },
+      ]),
+      500: problemResponse(500, 'The request failed on the service side.', [INTERNAL_ERROR]),
+    },
+  };
+  const notAllowed = (method: 'GET' | 'DELETE'): Operation => ({
+    operationId: method === 'GET' ? 'getMcpStream' : 'deleteMcpSession',
+    summary: `${method} /mcp: not allowed (stateless server)`,
+    description: 'This MCP server is stateless: there is no stream to resume (GET) and no session to end (DELETE). Use POST.',
+    tags: ['MCP'],
+    responses: {
+      405: problemResponse(
+        405,
+        'Always: send JSON-RPC with POST.',
+        [{ error: 'method_not_allowed', detail: 'This MCP server is stateless: send JSON-RPC with POST.' }],
+        { Allow: headerRef('Allow') },
+      ),
+    },
+  });
+  const cardGet = (operationId: string, summary: string): Json => ({
+    get: {
+      operationId,
+      summary,
+      description: 'Who the MCP server is, where it is, its tools and how it authenticates. Public, readable from any origin, cacheable.',
+      tags: ['MCP'],
+      responses: {
+        200: {
+          description: 'The server card.',
+          headers: PUBLIC_HEADERS,
+          content: { [JSON_TYPE]: { schema: ref('McpServerCard'), examples: { served: example('As this service serves it', card) } } },
+        },
+      },
+    },
+  });
+  return {
+    paths: {
+      '/mcp': { post: callMcp, get: notAllowed('GET'), delete: notAllowed('DELETE') },
+      '/.well-known/mcp/server-card.json': cardGet('getMcpServerCard', 'MCP server card'),
+      '/mcp/server-card': cardGet('getMcpServerCardAlias', 'MCP server card (alternative address)'),
+    },
+    schemas: jsonRpcSchemas,
+  };
+}

@@ -1,0 +1,163 @@
+// The contact page (GET /): plain HTML rendered once from the studio profile. No inline script or
+// style (the CSP forbids both): the look is /assets/site.css, the form's behaviour /assets/site.js.
+// Without JavaScript the page still reads well and names the studio's email address.
+import { INQUIRY_LIMITS } from '../inquiries/schema.js';
+import type { StudioProfile } from '../studio/profile.js';
+import { escapeHtml as e, mailtoUrl, oneLine, safeHttpUrl } from './html.js';
+
+export interface PageAssets {
+  /** Versioned URLs (…?v=<content hash>) of the stylesheet, the script and the icon. */
+  readonly css: string;
+  readonly js: string;
+  readonly icon: string;
+}
+
+export const CONTACT_ENDPOINT = '/api/contact';
+
+interface FieldSpec {
+  readonly name: string;
+  readonly label: string;
+  readonly type: 'text' | 'email' | 'textarea';
+  readonly autocomplete: string;
+  readonly maxLength: number;
+  readonly required: boolean;
+  readonly hint?: string;
+}
+
+const FIELDS: readonly FieldSpec[] = [
+  {
+    name: 'firstName',
+    label: 'First name',
+    type: 'text',
+    autocomplete: 'given-name',
+    maxLength: INQUIRY_LIMITS.nameMaxLength,
+    required: true,
+  },
+  {
+    name: 'lastName',
+    label: 'Last name',
+    type: 'text',
+    autocomplete: 'family-name',
+    maxLength: INQUIRY_LIMITS.nameMaxLength,
+    required: true,
+  },
+  { name: 'email', label: 'Email', type: 'email', autocomplete: 'email', maxLength: INQUIRY_LIMITS.emailMaxLength, required: true },
+  {
+    name: 'company',
+    label: 'Company',
+    type: 'text',
+    autocomplete: 'organization',
+    maxLength: INQUIRY_LIMITS.companyMaxLength,
+    required: false,
+  },
+  {
+    name: 'message',
+    label: 'Message',
+    type: 'textarea',
+    autocomplete: 'off',
+    maxLength: INQUIRY_LIMITS.messageMaxLength,
+    required: true,
+    hint: 'What are you planning, and roughly when? Links, budget and deadlines all help.',
+  },
+];
+
+export function renderContactPage(profile: StudioProfile, publicUrl: string, assets: PageAssets): string {
+  const name = e(oneLine(profile.name));
+  const website = safeHttpUrl(profile.website);
+  const email = e(profile.email);
+  const mailto = e(mailtoUrl(profile.email));
+  const responseTime = e(oneLine(profile.responseTime));
+  const websiteLink = website ? `<a class="site-header__link" href="${e(website)}">${e(displayHost(website))}</a>` : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Contact — ${name}</title>
+<meta name="description" content="${e(oneLine(profile.description))}">
+<meta name="theme-color" content="#f6f5f1">
+<link rel="canonical" href="${e(publicUrl)}/">
+<link rel="icon" href="${e(assets.icon)}" type="image/svg+xml">
+<link rel="stylesheet" href="${e(assets.css)}">
+<script type="module" src="${e(assets.js)}"></script>
+</head>
+<body>
+<a class="skip-link" href="#inquiry">Skip to the inquiry form</a>
+<header class="site-header">
+<div class="container site-header__inner">
+<span class="site-header__name">${name}</span>
+${websiteLink}
+</div>
+</header>
+<main class="container layout">
+<div class="intro">
+<h1>${name}</h1>
+<p class="intro__lead">${e(profile.description)}</p>
+<ul class="facts">
+<li><span class="facts__label">Based in</span> ${e(oneLine(profile.location))}</li>
+<li><span class="facts__label">Replies within</span> ${responseTime}</li>
+<li><span class="facts__label">Email</span> <a href="${mailto}">${email}</a></li>
+</ul>
+</div>
+<section id="inquiry" class="inquiry" aria-labelledby="inquiry-title">
+<h2 id="inquiry-title">Start a project</h2>
+<p class="inquiry__intro">Tell us a little about it. We reply within ${responseTime}.</p>
+<noscript><p class="notice">This form needs JavaScript. You can also write to us at <a href="${mailto}">${email}</a>.</p></noscript>
+<form id="inquiry-form" class="form" action="${CONTACT_ENDPOINT}" method="post" novalidate data-studio-email="${email}">
+<p class="form__note">All fields are required unless marked optional.</p>
+<div class="form__row">
+${FIELDS.map(renderField).join('\n')}
+</div>
+<div class="form__actions">
+<button type="submit" class="button"><span class="button__label">Send inquiry</span></button>
+</div>
+<div id="form-status" class="status" role="status" aria-live="polite" tabindex="-1"></div>
+</form>
+</section>
+<section class="services" aria-labelledby="services-title">
+<h2 id="services-title">Services</h2>
+<ul class="services__list">
+${profile.services.map((service) => `<li class="service"><h3 class="service__name">${e(oneLine(service.name))}</h3><p class="service__description">${e(service.description)}</p></li>`).join('\n')}
+</ul>
+</section>
+</main>
+<footer class="site-footer">
+<div class="container site-footer__inner">
+<p>${name} · ${e(oneLine(profile.location))} · <a href="${mailto}">${email}</a></p>
+<nav aria-label="For developers and AI agents">
+<ul class="site-footer__links">
+<li><a href="/docs">API reference</a></li>
+<li><a href="/auth.md">Agent auth</a></li>
+<li><a href="/llms.txt">llms.txt</a></li>
+</ul>
+</nav>
+</div>
+</footer>
+</body>
+</html>
+`;
+}
+
+function renderField(field: FieldSpec): string {
+  const id = field.name;
+  const describedBy = field.hint ? ` aria-describedby="${id}-hint"` : '';
+  const required = field.required ? ' required' : '';
+  const common = `id="${id}" name="${id}" maxlength="${field.maxLength}" autocomplete="${field.autocomplete}"${required}${describedBy}`;
+  const control =
+    field.type === 'textarea'
+      ? `<textarea ${common} rows="7"></textarea>`
+      : `<input ${common} type="${field.type}"${field.type === 'email' ? ' inputmode="email" spellcheck="false"' : ''}>`;
+  const optional = field.required ? '' : ' <span class="field__optional">(optional)</span>';
+  const hint = field.hint ? `\n<p class="field__hint" id="${id}-hint">${e(field.hint)}</p>` : '';
+  const wide = field.name === 'firstName' || field.name === 'lastName' ? '' : ' field--wide';
+  return `<div class="field${wide}" data-field="${id}" data-label="${e(field.label)}">
+<label class="field__label" for="${id}">${e(field.label)}${optional}</label>${hint}
+${control}
+<p class="field__error" id="${id}-error" hidden></p>
+</div>`;
+}
+
+function displayHost(url: string): string {
+  const parsed = new URL(url);
+  return parsed.host + (parsed.pathname === '/' ? '' : parsed.pathname);
+}

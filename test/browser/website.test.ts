@@ -1,0 +1,410 @@
+// The contact page in a real browser: Debian's chromium (/usr/bin/chromium, installed by .ci/run)
+// driven by playwright-core, against the real app on a real socket whose PUBLIC_URL is the origin it
+// serves (CORS and the CSP are bound to it), delivering to a real SMTP server. A fresh browser
+// context per test. If the browser cannot be launched, every test here fails: none is skipped.
+//
+// Screenshots go to test-artifacts/ (git-ignored).
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REFERENCE_IN_TEXT, referenceOf, startTestApp, type TestApp } from '../helpers/app.js';
+import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const DESKTOP = { width: 1280, height: 900 };
+const MOBILE = { width: 375, height: 812 };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+let browser: Browser | undefined;
+let launchError: unknown;
+let testApp: TestApp;
+let smtp: TestSmtpServer;
+let base: string;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  smtp = await startSmtpServer();
+  // Find a free port first, then serve on it with PUBLIC_URL = the origin the browser loads.
+  const probe = await startTestApp({ listen: true, startWorker: false });
+  const port = Number(new URL(probe.baseUrl).port);
+  await probe.close();
+  base = `http://127.0.0.1:${port}`;
+  testApp = await startTestApp({
+    listen: true,
+    port,
+    env: { SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com', PUBLIC_URL: base },
+  });
+  // A launch failure is kept and fails every test (a failing hook would only mark them skipped).
+  browser = await chromium
+    .launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    })
+    .catch((error: unknown) => {
+      launchError = error;
+      return undefined;
+    });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await testApp?.close();
+  await smtp?.stop();
+});
+
+interface Session {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  /** Every request the page made, in order. */
+  readonly requests: { url: string; method: string; headers: Record<string, string> }[];
+  readonly consoleErrors: string[];
+  readonly pageErrors: string[];
+}
+
+const sessions: Session[] = [];
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.context.close();
+});
+
+/** A fresh context and page on the contact page, recording requests, console errors, page errors and CSP violations. */
+async function openPage(viewport = DESKTOP): Promise<Session> {
+  if (!browser) throw new Error(`chromium could not be launched from ${CHROMIUM}: ${String(launchError)}`);
+  const context = await browser.newContext({ viewport, locale: 'en-GB' });
+  context.setDefaultTimeout(10_000);
+  // CSP violations also reach the console, but the event names the directive and the blocked URL.
+  await context.addInitScript(`
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.__cspViolations.push(event.violatedDirective + ' ' + event.blockedURI);
+    });
+  `);
+  const page = await context.newPage();
+  const session: Session = { context, page, requests: [], consoleErrors: [], pageErrors: [] };
+  sessions.push(session);
+  page.on('request', (request) => session.requests.push({ url: request.url(), method: request.method(), headers: request.headers() }));
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') session.consoleErrors.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => session.pageErrors.push(error.message));
+  const response = await page.goto(`${base}/`, { waitUntil: 'load' });
+  expect(response?.status()).toBe(200);
+  return session;
+}
+
+const cspViolations = (page: Page) => page.evaluate<string[]>('window.__cspViolations');
+const activeElement = (page: Page) =>
+  page.evaluate<{ id: string; tag: string; text: string }>(
+    '({ id: document.activeElement.id, tag: document.activeElement.tagName, text: document.activeElement.textContent.trim() })',
+  );
+const contactPosts = (session: Session) => session.requests.filter((r) => r.method === 'POST' && r.url === `${base}/api/contact`);
+const countInquiries = async () => (await testApp.services.store.inquiries.list({ limit: 10_000 })).length;
+
+async function fillForm(page: Page, values: { firstName: string; lastName: string; email: string; company?: string; message: string }) {
+  await page.getByLabel('First name').fill(values.firstName);
+  await page.getByLabel('Last name').fill(values.lastName);
+  await page.getByLabel('Email').fill(values.email);
+  if (values.company !== undefined) await page.getByLabel('Company (optional)').fill(values.company);
+  await page.getByLabel('Message').fill(values.message);
+}
+
+/** Waits for the status region to show the confirmation and returns its text. */
+async function confirmation(page: Page): Promise<string> {
+  const status = page.locator('#form-status.status--success');
+  await status.waitFor({ state: 'visible', timeout: 10_000 });
+  return (await status.textContent()) ?? '';
+}
+
+async function mailWithReference(reference: string): Promise<ReceivedMail> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const mail = smtp.received.find((m) => m.parsed.headers.get('x-inquiry-reference') === reference);
+    if (mail) return mail;
+    if (Date.now() > deadline) throw new Error(`no mail with reference ${reference} (received ${smtp.received.length})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('the contact page', () => {
+  it("runs in Debian's chromium", () => {
+    expect(launchError).toBeUndefined();
+    expect(browser?.version()).toMatch(/^\d+\./);
+  });
+
+  it('shows the studio: name, description and every service from the profile, in ordered headings', async () => {
+    const { page } = await openPage();
+    const profile = testApp.profile;
+    expect(await page.getAttribute('html', 'lang')).toBe('en');
+    expect(await page.title()).toContain(profile.name);
+    expect(await page.getByRole('heading', { level: 1 }).allTextContents()).toEqual([profile.name]);
+    expect(await page.getByText(profile.description).count()).toBeGreaterThan(0);
+    const services = page.getByRole('region', { name: 'Services' }).getByRole('listitem');
+    expect(await services.count()).toBe(profile.services.length);
+    for (const [index, service] of profile.services.entries()) {
+      expect(await services.nth(index).getByRole('heading', { level: 3 }).textContent()).toBe(service.name);
+      expect(await services.nth(index).textContent()).toContain(service.description);
+    }
+    // Headings never skip a level (h1 → h2 → h3).
+    const levels = await page.evaluate<number[]>(
+      "[...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((h) => Number(h.tagName[1]))",
+    );
+    expect(levels[0]).toBe(1);
+    for (let i = 1; i < levels.length; i++) expect((levels[i] ?? 0) - (levels[i - 1] ?? 0)).toBeLessThanOrEqual(1);
+    // Every control has a real label.
+    for (const label of ['First name', 'Last name', 'Email', 'Company (optional)', 'Message']) {
+      expect(await page.getByLabel(label, { exact: true }).count(), label).toBe(1);
+    }
+    expect(await page.getByLabel('Message').getAttribute('maxlength')).toBe('10000');
+  });
+
+  it('sends the form: the confirmation with a reference appears and the mail with that reference reaches the studio', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const before = await countInquiries();
+    await fillForm(page, {
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      email: 'grace@example.com',
+      company: 'Compilers Inc.',
+      message: 'A new website for our compiler, please.\nLaunching in May.',
+    });
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    const text = await confirmation(page);
+    expect(text).toContain(testApp.profile.name);
+    expect(text).toMatch(REFERENCE_IN_TEXT);
+    const reference = referenceOf(text);
+    expect(await page.getByRole('status').getAttribute('aria-live')).toBe('polite');
+
+    const [post] = contactPosts(session);
+    expect(contactPosts(session)).toHaveLength(1);
+    expect(post?.headers['content-type']).toBe('application/json');
+    expect(post?.headers['idempotency-key']).toMatch(UUID);
+
+    const mail = await mailWithReference(reference);
+    expect(mail.envelope.to).toEqual(['studio@example.com']);
+    expect(mail.parsed.subject).toContain(reference);
+    expect(mail.parsed.replyTo?.text).toContain('grace@example.com');
+    expect(mail.parsed.text).toContain('Launching in May.');
+
+    expect(await countInquiries()).toBe(before + 1);
+    const stored = (await testApp.services.store.inquiries.list({ limit: 10 })).find((inquiry) => inquiry.reference === reference);
+    expect(stored).toMatchObject({ firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', company: 'Compilers Inc.' });
+    // The form is ready for another inquiry and the button is usable again.
+    expect(await page.getByLabel('Email').inputValue()).toBe('');
+    expect(await page.getByRole('button', { name: 'Send inquiry' }).isEnabled()).toBe(true);
+    expect(await page.locator('form').getAttribute('aria-busy')).toBe('false');
+    await page.screenshot({ path: `${ARTIFACTS}contact-confirmation.png`, fullPage: true });
+  });
+
+  it('shows the server’s error on an invalid email inline, on the field, and stores nothing', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const before = await countInquiries();
+    await fillForm(page, { firstName: 'Ada', lastName: 'Lovelace', email: 'ada.example.com', message: 'Hello.' });
+    const answer = page.waitForResponse((response) => response.url() === `${base}/api/contact`);
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    expect((await answer).status()).toBe(400); // the server judged it: the page does not check formats itself
+
+    const email = page.getByLabel('Email');
+    const error = page.locator('#email-error');
+    await error.waitFor({ state: 'visible' });
+    expect(await error.textContent()).toBe('Email must be a valid email address, such as name@example.com.');
+    expect(await email.getAttribute('aria-invalid')).toBe('true');
+    expect((await email.getAttribute('aria-describedby'))?.split(' ')).toContain('email-error');
+    expect((await activeElement(page)).id).toBe('email'); // focus is on the field to correct
+    for (const other of ['firstName', 'lastName', 'company', 'message']) {
+      expect(await page.locator(`#${other}`).getAttribute('aria-invalid'), other).toBeNull();
+    }
+    expect(await page.getByRole('status').textContent()).toBe('Please correct the highlighted field.');
+    expect(await countInquiries()).toBe(before);
+    await page.screenshot({ path: `${ARTIFACTS}contact-validation-error.png`, fullPage: true });
+
+    // Correcting the field clears its error; sending again succeeds.
+    await email.fill('ada@example.com');
+    expect(await email.getAttribute('aria-invalid')).toBeNull();
+    expect(await error.isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    expect(await confirmation(page)).toMatch(REFERENCE_IN_TEXT);
+    expect(await countInquiries()).toBe(before + 1);
+  });
+
+  it('flags empty required fields without sending anything', async () => {
+    const session = await openPage();
+    const { page } = session;
+    await page.getByLabel('Email').fill('   ');
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    for (const [id, label] of [
+      ['firstName', 'First name'],
+      ['lastName', 'Last name'],
+      ['email', 'Email'],
+      ['message', 'Message'],
+    ] as const) {
+      expect(await page.locator(`#${id}`).getAttribute('aria-invalid'), id).toBe('true');
+      expect(await page.locator(`#${id}-error`).textContent()).toBe(`${label} is required.`);
+    }
+    expect(await page.locator('#company').getAttribute('aria-invalid')).toBeNull();
+    // The message keeps its hint and gains the error.
+    expect(await page.locator('#message').getAttribute('aria-describedby')).toBe('message-hint message-error');
+    expect((await activeElement(page)).id).toBe('firstName');
+    expect(contactPosts(session)).toHaveLength(0);
+  });
+
+  it('can be used with the keyboard alone, in a logical order with a visible focus', async () => {
+    const { page } = await openPage();
+    const before = await countInquiries();
+    await page.keyboard.press('Tab');
+    expect(await activeElement(page)).toMatchObject({ tag: 'A', text: 'Skip to the inquiry form' });
+    await page.keyboard.press('Enter');
+    const entries: [string, string][] = [
+      ['firstName', 'Alan'],
+      ['lastName', 'Turing'],
+      ['email', 'alan@example.com'],
+      ['company', ''],
+      ['message', 'A site for our bombe.'],
+    ];
+    for (const [id, value] of entries) {
+      await page.keyboard.press('Tab');
+      expect((await activeElement(page)).id).toBe(id);
+      const outline = await page.evaluate<string>(
+        '(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + " " + s.outlineWidth; })()',
+      );
+      expect(outline, `focus style of ${id}`).toBe('solid 3px');
+      if (value) await page.keyboard.type(value);
+    }
+    await page.keyboard.press('Tab');
+    expect(await activeElement(page)).toMatchObject({ tag: 'BUTTON', text: 'Send inquiry' });
+    await page.keyboard.press('Enter');
+    const text = await confirmation(page);
+    const reference = referenceOf(text);
+    // Focus moves to the confirmation (the button was disabled while sending).
+    expect((await activeElement(page)).id).toBe('form-status');
+    const stored = (await testApp.services.store.inquiries.list({ limit: 10 })).find((inquiry) => inquiry.reference === reference);
+    expect(stored).toMatchObject({ firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com', company: null });
+    expect(await countInquiries()).toBe(before + 1);
+  });
+
+  it('sends a double click once, marked busy while sending', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const before = await countInquiries();
+    await fillForm(page, { firstName: 'Edsger', lastName: 'Dijkstra', email: 'edsger@example.com', message: 'Twice?' });
+    // Hold the answer back so the busy state can be seen.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(`${base}/api/contact`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'Send inquiry' }).dblclick();
+    await page.getByRole('button', { name: 'Sending…' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Sending…' }).isDisabled()).toBe(true);
+    expect(await page.locator('form').getAttribute('aria-busy')).toBe('true');
+    await page.getByLabel('Email').press('Enter'); // and Enter in a field while sending
+    release();
+    await confirmation(page);
+    expect(contactPosts(session)).toHaveLength(1);
+    expect(await countInquiries()).toBe(before + 1);
+  });
+
+  it('says when to retry after a 429, explains a server error, and retries the same inquiry under the same Idempotency-Key', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const answers: { status: number; headers: Record<string, string>; body: Record<string, unknown> }[] = [
+      {
+        status: 429,
+        headers: { 'retry-after': '120' },
+        body: { type: 'about:blank', title: 'Too Many Requests', status: 429, error: 'rate_limited', detail: 'Too many inquiries.' },
+      },
+      {
+        status: 500,
+        headers: {},
+        body: {
+          type: 'about:blank',
+          title: 'Internal Server Error',
+          status: 500,
+          error: 'internal_error',
+          detail: 'Something went wrong.',
+        },
+      },
+    ];
+    await page.route(`${base}/api/contact`, async (route) => {
+      const answer = answers.shift();
+      if (!answer) return route.continue();
+      return route.fulfill({
+        status: answer.status,
+        headers: answer.headers,
+        contentType: 'application/problem+json',
+        body: JSON.stringify(answer.body),
+      });
+    });
+    await fillForm(page, { firstName: 'Barbara', lastName: 'Liskov', email: 'barbara@example.com', message: 'Substitutable.' });
+    const status = page.getByRole('status');
+    const send = page.getByRole('button', { name: 'Send inquiry' });
+
+    await send.click();
+    await page.locator('#form-status.status--error').waitFor();
+    expect(await status.textContent()).toContain('Please try again in 2 minutes.');
+
+    await send.click();
+    await page.getByText('Something went wrong on our side').waitFor();
+    expect(await status.textContent()).toContain(testApp.profile.email);
+
+    await send.click();
+    const reference = referenceOf(await confirmation(page));
+    const keys = contactPosts(session).map((post) => post.headers['idempotency-key']);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1); // the same inquiry, retried: one key
+    expect(keys[0]).toMatch(UUID);
+
+    // A new inquiry after the confirmation gets a new key.
+    await fillForm(page, { firstName: 'Barbara', lastName: 'Liskov', email: 'barbara@example.com', message: 'Another one.' });
+    await send.click();
+    await page.waitForFunction(`document.getElementById('form-status').textContent.includes('INQ-') &&
+      !document.getElementById('form-status').textContent.includes('${reference}')`);
+    const last = contactPosts(session).at(-1)?.headers['idempotency-key'];
+    expect(last).toMatch(UUID);
+    expect(last).not.toBe(keys[0]);
+  });
+
+  it('asks nothing of any other host, logs no error and violates no CSP rule, on desktop and mobile', async () => {
+    const session = await openPage();
+    const { page } = session;
+    await page.waitForLoadState('networkidle');
+    // The stylesheet and the script are in effect (both would be blocked if inline).
+    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe('rgb(246, 245, 241)');
+    await page.screenshot({ path: `${ARTIFACTS}contact-page.png`, fullPage: true });
+
+    await fillForm(page, { firstName: 'Margaret', lastName: 'Hamilton', email: 'margaret@example.com', message: 'Apollo.' });
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    expect(await confirmation(page)).toMatch(REFERENCE_IN_TEXT);
+
+    const paths = session.requests.map((r) => new URL(r.url).pathname);
+    expect(paths).toEqual(expect.arrayContaining(['/', '/assets/site.css', '/assets/site.js', '/api/contact']));
+    expect(session.requests.filter((r) => new URL(r.url).origin !== base).map((r) => r.url)).toEqual([]);
+    expect(session.consoleErrors).toEqual([]);
+    expect(session.pageErrors).toEqual([]);
+    expect(await cspViolations(page)).toEqual([]);
+
+    const mobile = await openPage(MOBILE);
+    await mobile.page.waitForLoadState('networkidle');
+    // Nothing wider than a phone's screen.
+    expect(await mobile.page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+    await mobile.page.screenshot({ path: `${ARTIFACTS}contact-page-mobile.png`, fullPage: true });
+    expect(mobile.requests.filter((r) => new URL(r.url).origin !== base)).toEqual([]);
+    expect(mobile.consoleErrors).toEqual([]);
+    expect(mobile.pageErrors).toEqual([]);
+    expect(await cspViolations(mobile.page)).toEqual([]);
+  });
+});

@@ -1,0 +1,228 @@
+// GET /openapi.json and GET /docs: the document is valid OpenAPI 3.1, is built from the very schema
+// objects the routes validate with, describes every route the app registers (and nothing else), and
+// the interactive reference serves only its own files, under a CSP that relaxes styles alone.
+import { compileErrors, validate } from '@readme/openapi-parser';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  anonymousRegistrationSchema,
+  claimSchema,
+  idJagRegistrationSchema,
+  verifiedEmailRegistrationSchema,
+} from '../../src/auth/service.js';
+import { healthSchema } from '../../src/http/routes/health.js';
+import { inquirySchema } from '../../src/inquiries/schema.js';
+import { submitInquiryInputSchema, TOOLS } from '../../src/mcp/tools.js';
+import { buildOpenApiDocument, type OpenApiDocument } from '../../src/openapi/document.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+type Json = Record<string, unknown>;
+const METHODS = ['get', 'post', 'delete', 'put', 'patch'] as const;
+
+let testApp: TestApp;
+let served: OpenApiDocument;
+let built: OpenApiDocument;
+
+beforeAll(async () => {
+  testApp = await startTestApp({ startWorker: false, env: { PUBLIC_URL: 'https://studio.example' } });
+  served = (await testApp.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  built = buildOpenApiDocument({ config: testApp.config, profile: testApp.profile });
+});
+afterAll(async () => {
+  await testApp?.close();
+});
+
+function operations(doc: OpenApiDocument): { path: string; method: string; operation: Json }[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => (item[method] ? [{ path, method, operation: item[method] as Json }] : [])),
+  );
+}
+
+describe('GET /openapi.json', () => {
+  it('is served as cacheable, CORS-open JSON, the document built at registration', async () => {
+    const response = await testApp.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.headers['cache-control']).toMatch(/^public, max-age=\d+$/);
+    expect(served).toEqual(JSON.parse(JSON.stringify(built)));
+  });
+
+  it('validates as OpenAPI 3.1', async () => {
+    const result = await validate(structuredClone(served) as never);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('declares version 1.0.0, the public URL as its server and the required operation ids', () => {
+    expect(served.openapi).toBe('3.1.0');
+    expect(served.info.version).toBe('1.0.0');
+    expect(served.servers).toEqual([{ url: 'https://studio.example' }]);
+    expect(served.paths['/api/contact']?.post?.operationId).toBe('submitInquiry');
+    expect(served.paths['/api/health']?.get?.operationId).toBe('getHealth');
+    const ids = operations(served).map(({ operation }) => operation.operationId);
+    expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('describes the optional bearer scheme on the contact and MCP endpoints only', () => {
+    expect(served.components.securitySchemes).toMatchObject({ bearer: { type: 'http', scheme: 'bearer' } });
+    expect(served.security).toBeUndefined();
+    for (const { path, method, operation } of operations(served)) {
+      const expected = (path === '/api/contact' || path === '/mcp') && method === 'post' ? [{}, { bearer: [] }] : undefined;
+      expect(operation.security, `${method} ${path}`).toEqual(expected);
+    }
+  });
+
+  it('contains no $id: every validating schema is a component, referenced by $ref', () => {
+    expect(JSON.stringify(served)).not.toContain('"$id"');
+    const contact = served.paths['/api/contact']?.post as unknown as { requestBody: { content: Record<string, { schema: Json }> } };
+    expect(contact.requestBody.content['application/json']?.schema).toEqual({ $ref: '#/components/schemas/Inquiry' });
+  });
+});
+
+describe('the schemas are the objects the routes validate with', () => {
+  const withoutId = <S extends { $id: string }>({ $id: _id, ...rest }: S) => rest;
+  const schema = (name: string) => built.components.schemas[name] as Json;
+
+  it('Inquiry: inquirySchema without its $id, its very property objects', () => {
+    expect(schema('Inquiry')).toEqual(withoutId(inquirySchema));
+    expect(schema('Inquiry').properties).toBe(inquirySchema.properties);
+    expect(schema('Inquiry').required).toBe(inquirySchema.required);
+    for (const [name, property] of Object.entries(inquirySchema.properties)) {
+      expect((schema('Inquiry').properties as Json)[name]).toBe(property);
+    }
+  });
+
+  it('Health, the registration and claim requests: the same objects', () => {
+    const pairs = [
+      ['Health', healthSchema],
+      ['AnonymousRegistration', anonymousRegistrationSchema],
+      ['VerifiedEmailRegistration', verifiedEmailRegistrationSchema],
+      ['IdJagRegistration', idJagRegistrationSchema],
+      ['ClaimRequest', claimSchema],
+    ] as const;
+    for (const [name, source] of pairs) {
+      expect(schema(name), name).toEqual(withoutId(source));
+      expect(schema(name).properties, name).toBe(source.properties);
+    }
+  });
+
+  it('the MCP tools: the arguments are the tools’ own input schemas (submit_inquiry shares the Inquiry properties)', () => {
+    const variants = (schema('McpToolCallParams').oneOf as { properties: { name: { const: string }; arguments: unknown } }[]).map(
+      (variant) => [variant.properties.name.const, variant.properties.arguments],
+    );
+    expect(variants).toEqual(TOOLS.map((tool) => [tool.name, tool.inputSchema]));
+    const submit = variants.find(([name]) => name === 'submit_inquiry')?.[1] as typeof submitInquiryInputSchema;
+    expect(submit).toBe(submitInquiryInputSchema);
+    expect(submit.properties.email).toBe(inquirySchema.properties.email);
+  });
+});
+
+/** Every (METHOD, path) the app routes, read from Fastify's route tree; HEAD and OPTIONS are Fastify's and CORS's own. */
+function registeredRoutes(app: FastifyInstance): Set<string> {
+  const routes = new Set<string>();
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^((?:│ {3}| {4})*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    const path = (depth === 0 ? '' : (stack[depth - 1] ?? '')) + match[2];
+    stack[depth] = path;
+    for (const method of (match[3] ?? '').split(', ').filter(Boolean)) {
+      if (method !== 'HEAD' && method !== 'OPTIONS') routes.add(`${method} ${path}`);
+    }
+  }
+  return routes;
+}
+
+/** The concrete routes a documented path stands for: `{x}` with an enum expands to each value, otherwise Fastify's `:x`. */
+function concretePaths(path: string, operation: Json): string[] {
+  let paths = [path];
+  for (const [, name] of path.matchAll(/\{(\w+)\}/g)) {
+    const parameter = (operation.parameters as Json[] | undefined)?.find((p) => p.name === name && p.in === 'path');
+    const values = ((parameter?.schema as Json | undefined)?.enum as string[] | undefined) ?? [`:${name}`];
+    paths = paths.flatMap((p) => values.map((value) => p.replace(`{${name}}`, value)));
+  }
+  return paths;
+}
+
+describe('route coverage', () => {
+  it('documents every route the app registers, and registers every route it documents', () => {
+    const registered = registeredRoutes(testApp.app);
+    expect(registered.size).toBeGreaterThan(20);
+    const documented = new Set(
+      operations(served).flatMap(({ path, method, operation }) =>
+        concretePaths(path, operation).map((p) => `${method.toUpperCase()} ${p}`),
+      ),
+    );
+    expect(
+      [...registered].filter((route) => !documented.has(route)),
+      'registered but not documented',
+    ).toEqual([]);
+    expect(
+      [...documented].filter((route) => !registered.has(route)),
+      'documented but not registered',
+    ).toEqual([]);
+  });
+
+  it('covers every endpoint of the interface document', () => {
+    for (const [method, path] of [
+      ['post', '/api/contact'],
+      ['get', '/api/health'],
+      ['get', '/.well-known/oauth-protected-resource'],
+      ['get', '/.well-known/oauth-authorization-server'],
+      ['get', '/.well-known/openid-configuration'],
+      ['get', '/.well-known/mcp/server-card.json'],
+      ['post', '/agent/register'],
+      ['post', '/agent/claim'],
+      ['post', '/oauth/token'],
+      ['post', '/oauth/revoke'],
+      ['post', '/mcp'],
+      ['get', '/openapi.json'],
+      ['get', '/auth.md'],
+    ] as const) {
+      expect(served.paths[path]?.[method], `${method} ${path}`).toBeDefined();
+    }
+  });
+});
+
+describe('GET /docs', () => {
+  it('serves an HTML page whose scripts and styles are its own /docs/ files, each answering 200', async () => {
+    const page = await testApp.app.inject({ method: 'GET', url: '/docs' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    // No inline script: every <script> has a src.
+    expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const assets = [...page.body.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+)"/g)].map((match) => match[1] as string);
+    expect(assets).toEqual(expect.arrayContaining(['/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/swagger-init.js']));
+    for (const asset of assets) {
+      expect(asset, 'a file of this page, from this origin').toMatch(/^\/docs\/[\w.-]+$/);
+      const response = await testApp.app.inject({ method: 'GET', url: asset });
+      expect(response.statusCode, asset).toBe(200);
+      expect(response.rawPayload.length, asset).toBeGreaterThan(0);
+    }
+    const init = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-init.js' });
+    expect(init.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(init.body).toContain("url: '/openapi.json'");
+  });
+
+  it('relaxes style-src for /docs only; scripts stay self', async () => {
+    const docs = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-ui-bundle.js' });
+    const csp = String(docs.headers['content-security-policy']);
+    expect(csp).toContain("style-src 'self' 'unsafe-inline'");
+    expect(csp).toContain("script-src 'self';");
+    expect(csp.match(/'unsafe-inline'/g)).toHaveLength(1);
+    expect(csp).not.toContain('unsafe-eval');
+    const other = await testApp.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(other.headers['content-security-policy']).not.toContain('unsafe-inline');
+  });
+
+  it('answers 304 to a matching If-None-Match', async () => {
+    const first = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-ui.css' });
+    const etag = String(first.headers.etag);
+    const again = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-ui.css', headers: { 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+  });
+});
