@@ -408,3 +408,20 @@ describe('the contact page', () => {
     expect(await cspViolations(mobile.page)).toEqual([]);
   });
 });
+
+describe('the API reference', () => {
+  it('renders every operation of /openapi.json at /docs, from this origin only', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const response = await page.goto(`${base}/docs`, { waitUntil: 'load' });
+    expect(response?.status()).toBe(200);
+    const document = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.values(document.paths).reduce((count, item) => count + Object.keys(item).length, 0);
+    await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 15_000 });
+    expect(await page.locator('.opblock').count()).toBe(operations);
+    await expect(page.locator('.opblock-summary-path').filter({ hasText: '/api/contact' }).count()).resolves.toBeGreaterThan(0);
+    await page.screenshot({ path: `${ARTIFACTS}docs.png`, fullPage: false });
+    expect(session.requests.filter((request) => !request.url.startsWith(base))).toEqual([]);
+    expect(session.pageErrors).toEqual([]);
+  });
+});
