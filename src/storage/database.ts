@@ -2,7 +2,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
@@ -44,9 +45,7 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
-  if (config.kind === 'postgres') {
-    throw new Error('DATABASE_URL: PostgreSQL is not supported by this version yet; use sqlite:<path>');
-  }
+  if (config.kind === 'postgres') return openPostgres(config.url);
   if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
   const sqlite = new SQLite(config.path);
   // WAL lets readers (health, CLI) run beside the writer; synchronous=FULL makes every commit
@@ -58,4 +57,31 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrateToLatest(db as Kysely<unknown>);
   return { db, dialect: 'sqlite' };
+}
+
+/** Connections per process; a few suffice because group commit batches the writes. */
+const POSTGRES_POOL_SIZE = 10;
+const PG_INT8_OID = 20;
+
+async function openPostgres(url: string): Promise<OpenDatabase> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POSTGRES_POOL_SIZE,
+    // Times are milliseconds in BIGINT columns: far below 2^53, so they read back as numbers.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle connection that breaks (the server restarted) must not crash the process: the pool
+  // drops it and the next query opens a new one.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await migrateToLatest(db as Kysely<unknown>);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return { db, dialect: 'postgres' };
 }

@@ -1,24 +1,10 @@
-// The SQLite store and group commit on real temporary database files.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+// The store and group commit: one contract suite run on each backend, on real databases (a
+// temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import { type BatchProcessor, GroupCommitter } from '../../src/storage/group-commit.js';
 import { createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
-import { tempDir } from '../helpers/app.js';
-
-let store: Store;
-let dir: string;
-afterEach(async () => {
-  await store?.close().catch(() => {});
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function openTempStore(): Promise<Store> {
-  dir = tempDir();
-  store = createStore(await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') }));
-  return store;
-}
+import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
   reference,
@@ -31,140 +17,159 @@ const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => (
   receivedAt,
 });
 
-describe('outbox', () => {
-  it('leases due deliveries once, hands them back after the lease, and records attempts', async () => {
-    await openTempStore();
-    const now = new Date('2026-01-01T00:00:00Z');
-    await store.transaction(async (tx) => {
-      await store.inquiries.insertMany([{ inquiry: inquiry('INQ-AAAAAA', now), fingerprint: 'fp-a' }], tx);
-      await store.outbox.enqueue(['INQ-AAAAAA'], ['email', 'webhook'], now, tx);
+describe.each(BACKENDS)('on $name', ({ fresh }) => {
+  let store: Store;
+  let database: FreshDatabase;
+  afterEach(async () => {
+    await store?.close().catch(() => {});
+    await database?.drop();
+  });
+
+  async function openTempStore(): Promise<Store> {
+    database = await fresh();
+    store = createStore(await openDatabase(database.config));
+    return store;
+  }
+
+  describe('outbox', () => {
+    it('leases due deliveries once, hands them back after the lease, and records attempts', async () => {
+      await openTempStore();
+      const now = new Date('2026-01-01T00:00:00Z');
+      await store.transaction(async (tx) => {
+        await store.inquiries.insertMany([{ inquiry: inquiry('INQ-AAAAAA', now), fingerprint: 'fp-a' }], tx);
+        await store.outbox.enqueue(['INQ-AAAAAA'], ['email', 'webhook'], now, tx);
+      });
+      const claimed = await store.outbox.claimDue(now, 10, 60_000);
+      expect(claimed.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
+      expect(claimed[0]?.payload).toMatchObject({ kind: 'inquiry', inquiry: { reference: 'INQ-AAAAAA' } });
+      expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]);
+      // After the lease ends, another claim gets them back (a crashed worker's deliveries return).
+      expect(await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000)).toHaveLength(2);
+
+      const email = claimed.find((c) => c.delivery.channel === 'email')?.delivery.id ?? '';
+      const later = new Date(now.getTime() + 5_000);
+      await store.outbox.recordAttempt(
+        email,
+        { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3 },
+        { outcome: 'retry', error: 'down', runAt: later },
+      );
+      expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]); // the email is not due yet, the webhook leased
+      expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.channel)).toEqual(['email']);
+      await store.outbox.releaseLeases();
+      const retried = await store.outbox.claimDue(later, 10, 60_000);
+      expect(retried.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
+      await store.outbox.recordAttempt(
+        email,
+        { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2 },
+        { outcome: 'failed', error: '550' },
+      );
+      const [record] = (await store.outbox.forReference('INQ-AAAAAA')).filter((d) => d.channel === 'email');
+      expect(record).toMatchObject({ status: 'failed', attempts: 2, lastError: '550' });
+      expect((await store.outbox.attempts(email)).map((a) => [a.attempt, a.outcome, a.error])).toEqual([
+        [1, 'retry', 'down'],
+        [2, 'failed', '550'],
+      ]);
+      expect(await store.outbox.countByStatus()).toEqual({ pending: 1, succeeded: 0, failed: 1, dead: 0 });
+
+      expect(await store.outbox.requeue(later)).toBe(1);
+      expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
     });
-    const claimed = await store.outbox.claimDue(now, 10, 60_000);
-    expect(claimed.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
-    expect(claimed[0]?.payload).toMatchObject({ kind: 'inquiry', inquiry: { reference: 'INQ-AAAAAA' } });
-    expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]);
-    // After the lease ends, another claim gets them back (a crashed worker's deliveries return).
-    expect(await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000)).toHaveLength(2);
-
-    const email = claimed.find((c) => c.delivery.channel === 'email')?.delivery.id ?? '';
-    const later = new Date(now.getTime() + 5_000);
-    await store.outbox.recordAttempt(
-      email,
-      { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3 },
-      { outcome: 'retry', error: 'down', runAt: later },
-    );
-    expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]); // the email is not due yet, the webhook leased
-    expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.channel)).toEqual(['email']);
-    await store.outbox.releaseLeases();
-    const retried = await store.outbox.claimDue(later, 10, 60_000);
-    expect(retried.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
-    await store.outbox.recordAttempt(
-      email,
-      { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2 },
-      { outcome: 'failed', error: '550' },
-    );
-    const [record] = (await store.outbox.forReference('INQ-AAAAAA')).filter((d) => d.channel === 'email');
-    expect(record).toMatchObject({ status: 'failed', attempts: 2, lastError: '550' });
-    expect((await store.outbox.attempts(email)).map((a) => [a.attempt, a.outcome, a.error])).toEqual([
-      [1, 'retry', 'down'],
-      [2, 'failed', '550'],
-    ]);
-    expect(await store.outbox.countByStatus()).toEqual({ pending: 1, succeeded: 0, failed: 1, dead: 0 });
-
-    expect(await store.outbox.requeue(later)).toBe(1);
-    expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
   });
-});
 
-describe('service messages', () => {
-  it('go through the outbox, and lose their body once delivered', async () => {
-    dir = tempDir();
-    const database = await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') });
-    store = createStore(database);
-    const now = new Date();
-    await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
-    const [due] = await store.outbox.claimDue(now, 10, 60_000);
-    expect(due?.payload).toEqual({
-      kind: 'message',
-      message: { id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' },
+  describe('service messages', () => {
+    it('go through the outbox, and lose their body once delivered', async () => {
+      database = await fresh();
+      const opened = await openDatabase(database.config);
+      store = createStore(opened);
+      const now = new Date();
+      await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
+      const [due] = await store.outbox.claimDue(now, 10, 60_000);
+      expect(due?.payload).toEqual({
+        kind: 'message',
+        message: { id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' },
+      });
+      expect(due?.delivery.reference).toBeNull();
+      await store.outbox.recordAttempt(
+        due?.delivery.id ?? '',
+        { attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 1 },
+        { outcome: 'succeeded' },
+      );
+      const row = await opened.db.selectFrom('messages').selectAll().where('id', '=', 'm1').executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ to_address: 'person@example.com', subject: 'Your code', body: '' });
     });
-    expect(due?.delivery.reference).toBeNull();
-    await store.outbox.recordAttempt(
-      due?.delivery.id ?? '',
-      { attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 1 },
-      { outcome: 'succeeded' },
-    );
-    const row = await database.db.selectFrom('messages').selectAll().where('id', '=', 'm1').executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ to_address: 'person@example.com', subject: 'Your code', body: '' });
-  });
-});
-
-describe('inquiries', () => {
-  it('refuse a second inquiry with a taken reference, inserting the others', async () => {
-    await openTempStore();
-    const one = (reference: string) => ({ inquiry: inquiry(reference), fingerprint: reference });
-    expect(await store.inquiries.insertMany([one('INQ-BBBBBB')])).toEqual(new Set(['INQ-BBBBBB']));
-    expect(await store.inquiries.insertMany([one('INQ-BBBBBB'), one('INQ-BBBBBC')])).toEqual(new Set(['INQ-BBBBBC']));
   });
 
-  it('find a recent one by fingerprint, not an old one', async () => {
-    await openTempStore();
-    await store.inquiries.insertMany([
-      { inquiry: inquiry('INQ-CCCCCC', new Date('2026-01-01T00:00:00Z')), fingerprint: 'same' },
-      { inquiry: inquiry('INQ-CCCCCD', new Date('2026-01-01T00:00:05Z')), fingerprint: 'same' },
-    ]);
-    const at = (iso: string) => store.inquiries.findRecentByFingerprints(['same', 'other'], new Date(iso));
-    expect(await at('2026-01-01T00:00:00Z')).toEqual(new Map([['same', 'INQ-CCCCCC']]));
-    expect(await at('2026-01-01T00:00:01Z')).toEqual(new Map([['same', 'INQ-CCCCCD']]));
-    expect(await at('2026-01-01T00:00:06Z')).toEqual(new Map());
+  describe('inquiries', () => {
+    it('refuse a second inquiry with a taken reference, inserting the others', async () => {
+      await openTempStore();
+      const one = (reference: string) => ({ inquiry: inquiry(reference), fingerprint: reference });
+      expect(await store.inquiries.insertMany([one('INQ-BBBBBB')])).toEqual(new Set(['INQ-BBBBBB']));
+      expect(await store.inquiries.insertMany([one('INQ-BBBBBB'), one('INQ-BBBBBC')])).toEqual(new Set(['INQ-BBBBBC']));
+    });
+
+    it('find a recent one by fingerprint, not an old one', async () => {
+      await openTempStore();
+      await store.inquiries.insertMany([
+        { inquiry: inquiry('INQ-CCCCCC', new Date('2026-01-01T00:00:00Z')), fingerprint: 'same' },
+        { inquiry: inquiry('INQ-CCCCCD', new Date('2026-01-01T00:00:05Z')), fingerprint: 'same' },
+      ]);
+      const at = (iso: string) => store.inquiries.findRecentByFingerprints(['same', 'other'], new Date(iso));
+      expect(await at('2026-01-01T00:00:00Z')).toEqual(new Map([['same', 'INQ-CCCCCC']]));
+      expect(await at('2026-01-01T00:00:01Z')).toEqual(new Map([['same', 'INQ-CCCCCD']]));
+      expect(await at('2026-01-01T00:00:06Z')).toEqual(new Map());
+    });
   });
-});
 
-describe('group commit', () => {
-  const insertEach: BatchProcessor<string, string> = async (tx, references) => {
-    const inserted = await store.inquiries.insertMany(
-      references.map((reference) => ({ inquiry: inquiry(reference), fingerprint: reference })),
-      tx,
-    );
-    return references.map((reference) => (inserted.has(reference) ? reference : new Error(`${reference} taken`)));
-  };
-
-  it('commits concurrent items in shared transactions and answers only after the commit', async () => {
-    await openTempStore();
-    let transactions = 0;
-    const counting: Pick<Store, 'transaction'> = {
-      transaction: (work) => {
-        transactions++;
-        return store.transaction(work);
-      },
+  describe('group commit', () => {
+    const insertEach: BatchProcessor<string, string> = async (tx, references) => {
+      const inserted = await store.inquiries.insertMany(
+        references.map((reference) => ({ inquiry: inquiry(reference), fingerprint: reference })),
+        tx,
+      );
+      return references.map((reference) => (inserted.has(reference) ? reference : new Error(`${reference} taken`)));
     };
-    const committer = new GroupCommitter(counting, insertEach);
-    const references = Array.from({ length: 100 }, (_, i) => `INQ-${String(i).padStart(6, '0')}`);
-    const results = await Promise.all(references.map((reference) => committer.run(reference)));
-    expect(results).toEqual(references);
-    expect(transactions).toBeLessThanOrEqual(2);
-    // What was answered is on disk: a second connection to the same file sees all of it.
-    const second = createStore(await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') }));
-    expect(await second.inquiries.list({ limit: 1000 })).toHaveLength(100);
-    await second.close();
-  });
 
-  it('rejects only the item refused, and isolates an item that breaks the shared transaction', async () => {
-    await openTempStore();
-    const committer = new GroupCommitter<string, string>(store, async (tx, references) => {
-      // A reference of "INQ-NOSUCH" makes a write that violates a foreign key: the statement fails.
-      if (references.includes('INQ-NOSUCH')) await store.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
-      return insertEach(tx, references);
+    it('commits concurrent items in shared transactions and answers only after the commit', async () => {
+      await openTempStore();
+      let transactions = 0;
+      const counting: Pick<Store, 'transaction'> = {
+        transaction: (work) => {
+          transactions++;
+          return store.transaction(work);
+        },
+      };
+      const committer = new GroupCommitter(counting, insertEach);
+      const references = Array.from({ length: 100 }, (_, i) => `INQ-${String(i).padStart(6, '0')}`);
+      const results = await Promise.all(references.map((reference) => committer.run(reference)));
+      expect(results).toEqual(references);
+      expect(transactions).toBeLessThanOrEqual(2);
+      // What was answered is on disk: a second connection to the same file sees all of it.
+      const second = createStore(await openDatabase(database.config));
+      expect(await second.inquiries.list({ limit: 1000 })).toHaveLength(100);
+      await second.close();
     });
-    await committer.run('INQ-DDDDDD');
-    const ok = committer.run('INQ-EEEEEE');
-    const refused = committer.run('INQ-DDDDDD');
-    const poison = committer.run('INQ-NOSUCH');
-    const alsoOk = committer.run('INQ-FFFFFF');
-    await expect(ok).resolves.toBe('INQ-EEEEEE');
-    await expect(refused).rejects.toThrow('INQ-DDDDDD taken');
-    await expect(poison).rejects.toThrow();
-    await expect(alsoOk).resolves.toBe('INQ-FFFFFF');
-    expect((await store.inquiries.list({ limit: 10 })).map((i) => i.reference).sort()).toEqual(['INQ-DDDDDD', 'INQ-EEEEEE', 'INQ-FFFFFF']);
+
+    it('rejects only the item refused, and isolates an item that breaks the shared transaction', async () => {
+      await openTempStore();
+      const committer = new GroupCommitter<string, string>(store, async (tx, references) => {
+        // A reference of "INQ-NOSUCH" makes a write that violates a foreign key: the statement fails.
+        if (references.includes('INQ-NOSUCH')) await store.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
+        return insertEach(tx, references);
+      });
+      await committer.run('INQ-DDDDDD');
+      const ok = committer.run('INQ-EEEEEE');
+      const refused = committer.run('INQ-DDDDDD');
+      const poison = committer.run('INQ-NOSUCH');
+      const alsoOk = committer.run('INQ-FFFFFF');
+      await expect(ok).resolves.toBe('INQ-EEEEEE');
+      await expect(refused).rejects.toThrow('INQ-DDDDDD taken');
+      await expect(poison).rejects.toThrow();
+      await expect(alsoOk).resolves.toBe('INQ-FFFFFF');
+      expect((await store.inquiries.list({ limit: 10 })).map((i) => i.reference).sort()).toEqual([
+        'INQ-DDDDDD',
+        'INQ-EEEEEE',
+        'INQ-FFFFFF',
+      ]);
+    });
   });
 });

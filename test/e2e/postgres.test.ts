@@ -1,0 +1,64 @@
+// The whole service on PostgreSQL (DATABASE_URL=postgres://…, a fresh database): intake with group
+// commit, idempotency and folding, delivery to a real SMTP server, and the agent-auth flow.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { type FreshDatabase, freshPostgres } from '../helpers/databases.js';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+
+let database: FreshDatabase;
+let smtp: TestSmtpServer;
+let testApp: TestApp;
+
+beforeAll(async () => {
+  database = await freshPostgres();
+  smtp = await startSmtpServer();
+  testApp = await startTestApp({ env: { DATABASE_URL: database.url, SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com' }, listen: true });
+});
+afterAll(async () => {
+  await testApp?.close();
+  await smtp?.stop();
+  await database?.drop();
+});
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${testApp.baseUrl}/api/contact`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+describe('on PostgreSQL', () => {
+  it('accepts concurrent inquiries in group commits and delivers every one', async () => {
+    expect(testApp.services.store.dialect).toBe('postgres');
+    const responses = await Promise.all(Array.from({ length: 60 }, (_, i) => post(validInquiry({ message: `postgres inquiry ${i}` }))));
+    expect(responses.map((r) => r.status)).toEqual(Array(60).fill(200));
+    const references = new Set(await Promise.all(responses.map(async (r) => referenceOf(await r.text()))));
+    expect(references.size).toBe(60);
+    await smtp.waitFor(60, 30_000);
+    const delivered = new Set(smtp.received.map((mail) => String(mail.parsed.headers.get('x-inquiry-reference'))));
+    for (const reference of references) expect(delivered.has(reference)).toBe(true);
+  });
+
+  it('keeps Idempotency-Key and duplicate folding', async () => {
+    const body = validInquiry({ message: 'idempotent on postgres' });
+    const [a, b] = await Promise.all([post(body, { 'idempotency-key': 'pg-key' }), post(body, { 'idempotency-key': 'pg-key' })]);
+    expect(await a?.text()).toBe(await b?.text());
+    expect((await post({ ...body, message: 'other' }, { 'idempotency-key': 'pg-key' })).status).toBe(422);
+    const folded = await post(body);
+    expect(referenceOf(await folded.text())).toBe(referenceOf(await (await post(body, { 'idempotency-key': 'pg-key' })).text()));
+  });
+
+  it('registers, issues a token that attributes, and revokes it', async () => {
+    const registration = await testApp.services.auth.register({ type: 'anonymous', client_name: 'PG agent' });
+    const { access_token } = await testApp.services.auth.token({
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion: String(registration.body.identity_assertion),
+    });
+    const attributed = await post(validInquiry({ message: 'attributed on postgres' }), { authorization: `Bearer ${access_token}` });
+    const stored = await testApp.services.store.inquiries.findByReference(referenceOf(await attributed.text()));
+    expect(stored?.clientId).toBe(registration.body.client_id);
+    await testApp.services.auth.revoke(access_token);
+    const after = await post(validInquiry({ message: 'after revoke on postgres' }), { authorization: `Bearer ${access_token}` });
+    expect(after.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+});
