@@ -1,0 +1,82 @@
+// Two instances of the service on one PostgreSQL database, coordinated by nothing but the database:
+// every inquiry delivered exactly once, one Idempotency-Key → one inquiry, tokens valid everywhere.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { type FreshDatabase, freshPostgres } from '../helpers/databases.js';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+
+let database: FreshDatabase;
+let smtp: TestSmtpServer;
+let one: TestApp;
+let two: TestApp;
+
+beforeAll(async () => {
+  database = await freshPostgres();
+  smtp = await startSmtpServer();
+  const env = { DATABASE_URL: database.url, SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com' };
+  one = await startTestApp({ env, listen: true });
+  two = await startTestApp({ env, listen: true });
+});
+afterAll(async () => {
+  await one?.close();
+  await two?.close();
+  await smtp?.stop();
+  await database?.drop();
+});
+
+const post = (app: TestApp, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${app.baseUrl}/api/contact`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+describe('two instances on one PostgreSQL database', () => {
+  it('deliver 500 inquiries sent alternately to both exactly once', async () => {
+    const references: string[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => post(i % 2 === 0 ? one : two, validInquiry({ message: `instance test ${batch}-${i}` }))),
+      );
+      for (const response of responses) {
+        expect(response.status).toBe(200);
+        references.push(referenceOf(await response.text()));
+      }
+    }
+    expect(new Set(references).size).toBe(500);
+    await smtp.waitFor(500, 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // time for a second copy to show up, if any
+    const mailed = smtp.received.map((mail) => String(mail.parsed.headers.get('x-inquiry-reference')));
+    const counts = new Map<string, number>();
+    for (const reference of mailed) counts.set(reference, (counts.get(reference) ?? 0) + 1);
+    for (const reference of references) expect(counts.get(reference)).toBe(1);
+    expect(mailed).toHaveLength(500);
+  });
+
+  it('keep one inquiry for one Idempotency-Key sent to both at once', async () => {
+    const body = validInquiry({ message: 'one key, two instances' });
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => post(i % 2 === 0 ? one : two, body, { 'idempotency-key': 'shared-key' })),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+    const references = new Set(await Promise.all(responses.map(async (r) => referenceOf(await r.text()))));
+    expect(references.size).toBe(1);
+  });
+
+  it('accept a token issued by one and revoked on the other', async () => {
+    const registration = await one.services.auth.register({ type: 'anonymous', client_name: 'Cross-instance agent' });
+    const { access_token } = await one.services.auth.token({
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion: String(registration.body.identity_assertion),
+    });
+    const viaTwo = await post(two, validInquiry({ message: 'token from one, used on two' }), { authorization: `Bearer ${access_token}` });
+    expect((await two.services.store.inquiries.findByReference(referenceOf(await viaTwo.text())))?.clientId).toBe(
+      registration.body.client_id,
+    );
+    await two.services.auth.revoke(access_token);
+    const afterRevoke = await post(one, validInquiry({ message: 'revoked on two, used on one' }), {
+      authorization: `Bearer ${access_token}`,
+    });
+    expect(afterRevoke.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+});
