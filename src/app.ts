@@ -16,11 +16,13 @@ import { contactRoute } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { mcpRoutes } from './http/routes/mcp.js';
+import { countRequests, metricsRoute } from './http/routes/metrics.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { websiteRoutes } from './http/routes/website.js';
 import { securityHeaders } from './http/security-headers.js';
 import { CONTACT_BODY_LIMIT_BYTES } from './inquiries/schema.js';
 import type { InquiryService } from './inquiries/service.js';
+import type { Metrics } from './metrics.js';
 import type { Store } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
 import { ajv } from './validation/ajv.js';
@@ -33,6 +35,8 @@ export interface AppDeps {
   readonly keys: SigningKeys;
   readonly auth: AgentAuth;
   readonly inquiries: InquiryService;
+  /** Prometheus metrics; /metrics is served when METRICS_TOKEN is set. */
+  readonly metrics?: Metrics;
   /** Per-address limits of the agent-auth endpoints (tests raise them; defaults otherwise). */
   readonly authRateLimits?: AuthRateLimits;
 }
@@ -80,6 +84,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
   await app.register(rateLimit, { global: false, enableDraftSpec: true });
 
+  if (deps.metrics && config.metricsToken) {
+    countRequests(app, deps.metrics);
+    await app.register(metricsRoute, { metrics: deps.metrics, token: config.metricsToken });
+  }
   await app.register(healthRoute, { store: deps.store });
   await app.register(discoveryRoutes, {
     publicUrl: config.publicUrl,

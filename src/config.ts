@@ -25,6 +25,8 @@ export interface Config {
   readonly trustProxy: boolean | number | string[];
   readonly corsOrigins: '*' | readonly string[];
   readonly logLevel: string;
+  /** Bearer token that opens GET /metrics; without it /metrics is not served. */
+  readonly metricsToken: string | null;
 }
 
 /** A configuration value that cannot be used; its message is the one line printed at start-up. */
@@ -85,6 +87,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(read('TRUST_PROXY') ?? 'false'),
     corsOrigins: parseCorsOrigins(read('CORS_ORIGINS'), publicUrl),
     logLevel: parseLogLevel(read('LOG_LEVEL') ?? 'info'),
+    metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
   };
   return Object.freeze(config);
 }
@@ -213,6 +216,13 @@ function parseCorsOrigins(value: string | undefined, publicUrl: string): '*' | s
     }
     return url.origin;
   });
+}
+
+function parseMetricsToken(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  // A guessable token would put the metrics on the public surface after all.
+  if (value.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long');
+  return value;
 }
 
 function parseLogLevel(value: string): string {

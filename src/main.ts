@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     keys: services.keys,
     auth: services.auth,
     inquiries: services.inquiries,
+    metrics: services.metrics,
   });
   await services.worker.start();
   await app.listen({ port: config.port, host: config.host });

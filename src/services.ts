@@ -13,6 +13,7 @@ import { createEmailChannel } from './delivery/email.js';
 import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createInquiryService, IDEMPOTENCY_KEY_TTL_MS, type InquiryService } from './inquiries/service.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { openDatabase } from './storage/database.js';
 import { createStore, type Store } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
@@ -24,6 +25,7 @@ export interface Services {
   readonly channels: readonly Channel[];
   readonly worker: DeliveryWorker;
   readonly inquiries: InquiryService;
+  readonly metrics: Metrics;
   /** Stops the worker (letting started deliveries finish), then closes channels and the store. */
   close(): Promise<void>;
 }
@@ -79,7 +81,9 @@ export async function createServices(
     }),
     ...(options.now && { now: options.now }),
   });
+  const metrics = createMetrics(store.outbox);
   const worker = new DeliveryWorker({
+    onDelivered: (channel, seconds) => metrics.deliveryLatency.observe({ channel }, seconds),
     store,
     channels,
     logger: logger.child({ component: 'delivery' }),
@@ -92,6 +96,7 @@ export async function createServices(
     store,
     channels: channels.map((channel) => channel.name),
     onEnqueued: () => worker.wake(),
+    onAccepted: (outcome) => metrics.inquiries.inc({ outcome }),
     ...(options.now && { now: options.now }),
   });
   const maintenance = setInterval(() => {
@@ -109,6 +114,7 @@ export async function createServices(
     channels,
     worker,
     inquiries,
+    metrics,
     async close() {
       clearInterval(maintenance);
       await worker.stop();

@@ -27,6 +27,8 @@ export interface WorkerOptions {
   /** Release every lease on start: right for a store only this process uses (SQLite). */
   readonly releaseLeasesOnStart?: boolean;
   readonly now?: () => Date;
+  /** Called after each successful delivery with the seconds since it was queued (metrics). */
+  readonly onDelivered?: (channel: string, seconds: number) => void;
 }
 
 const DEFAULT_CONCURRENCY = 32;
@@ -169,6 +171,7 @@ export class DeliveryWorker {
       if (result.outcome === 'succeeded') {
         await this.record(delivery.id, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
         log.info({ attempt: failures, durationMs: Math.round(durationMs) }, `${payload.kind} delivered`);
+        this.options.onDelivered?.(delivery.channel, (this.now().getTime() - delivery.queuedAt.getTime()) / 1000);
         return;
       }
       const attempt = { attemptedAt, outcome: result.outcome, error: result.error, durationMs } as const;

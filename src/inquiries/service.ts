@@ -39,6 +39,8 @@ export interface InquiryServiceDeps {
   readonly now?: () => Date;
   /** Called after a commit that created deliveries. */
   readonly onEnqueued?: () => void;
+  /** Called for every accepted submission, with its outcome (metrics). */
+  readonly onAccepted?: (outcome: SubmitResult['outcome']) => void;
 }
 
 /** A validated inquiry on its way into the group-committed write. */
@@ -52,7 +54,7 @@ interface Submission {
 
 export type InquiryService = ReturnType<typeof createInquiryService>;
 
-export function createInquiryService({ store, channels, now = () => new Date(), onEnqueued }: InquiryServiceDeps) {
+export function createInquiryService({ store, channels, now = () => new Date(), onEnqueued, onAccepted }: InquiryServiceDeps) {
   const committer = new GroupCommitter<Submission, SubmitResult>(store, (tx, batch) => writeBatch(tx, batch));
 
   async function submit(input: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
@@ -73,6 +75,7 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
       throw new InquiryNotStoredError(error);
     }
     if (result.outcome === 'created' && channels.length > 0) onEnqueued?.();
+    onAccepted?.(result.outcome);
     return result;
   }
 

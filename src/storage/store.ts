@@ -114,6 +114,8 @@ export interface Outbox {
   forReferences(references: readonly string[]): Promise<DeliveryRecord[]>;
   attempts(deliveryId: string): Promise<DeliveryAttempt[]>;
   countByStatus(): Promise<Record<DeliveryStatus, number>>;
+  /** Deliveries per channel and status, for /metrics. */
+  countByChannelAndStatus(): Promise<{ channel: string; status: DeliveryStatus; count: number }[]>;
 }
 
 export interface Store {
@@ -390,6 +392,14 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
         error: row.error,
         durationMs: Number(row.duration_ms),
       }));
+    },
+    async countByChannelAndStatus() {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['channel', 'status', (eb) => eb.fn.countAll<number>().as('count')])
+        .groupBy(['channel', 'status'])
+        .execute();
+      return rows.map((row) => ({ channel: row.channel, status: row.status, count: Number(row.count) }));
     },
     async countByStatus() {
       const rows = await db

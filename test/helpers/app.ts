@@ -75,6 +75,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     keys: services.keys,
     auth: services.auth,
     inquiries: services.inquiries,
+    metrics: services.metrics,
     authRateLimits: options.authRateLimits ?? GENEROUS_AUTH_LIMITS,
   });
   if (options.startWorker !== false) await services.worker.start();

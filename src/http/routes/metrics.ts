@@ -1,0 +1,28 @@
+// GET /metrics for Prometheus, off the public surface: served only when METRICS_TOKEN is set, and
+// then only to a request bearing it.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from '../../metrics.js';
+import { problem, sendProblem } from '../problems.js';
+
+/** Counts every answered request by its route pattern (not the raw URL: bounded labels). Call on the root app. */
+export function countRequests(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode });
+  });
+}
+
+export async function metricsRoute(app: FastifyInstance, { metrics, token }: { metrics: Metrics; token: string }) {
+  const expected = Buffer.from(`Bearer ${token}`);
+  app.get('/metrics', async (request, reply) => {
+    const given = Buffer.from(request.headers.authorization ?? '');
+    // Constant-time comparison: the token must not be guessable byte by byte from response times.
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return sendProblem(
+        reply.header('www-authenticate', 'Bearer'),
+        problem(401, 'unauthorized', 'Send Authorization: Bearer <METRICS_TOKEN>.'),
+      );
+    }
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+}
