@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { SigningKeys } from './auth/keys.js';
 import type { AgentAuth } from './auth/service.js';
@@ -35,6 +36,8 @@ export interface AppDeps {
   readonly keys: SigningKeys;
   readonly auth: AgentAuth;
   readonly inquiries: InquiryService;
+  /** Redis for rate limits shared by all instances (REDIS_URL), or null. */
+  readonly redis?: Redis | null;
   /** Prometheus metrics; /metrics is served when METRICS_TOKEN is set. */
   readonly metrics?: Metrics;
   /** Per-address limits of the agent-auth endpoints (tests raise them; defaults otherwise). */
@@ -82,7 +85,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     maxAge: 600,
   });
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
-  await app.register(rateLimit, { global: false, enableDraftSpec: true });
+  await app.register(rateLimit, {
+    global: false,
+    enableDraftSpec: true,
+    // With Redis every instance counts against the same window. If the store fails, requests go
+    // through: an inquiry is never lost to the rate limiter.
+    ...(deps.redis && { redis: deps.redis, nameSpace: 'studio-inquiry:rate-limit:', skipOnError: true }),
+  });
 
   if (deps.metrics && config.metricsToken) {
     countRequests(app, deps.metrics);
@@ -98,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile, emailEnabled: config.smtp !== null });
   await app.register(websiteRoutes, { config, profile: deps.profile });
   await app.register(openApiRoutes, { config, profile: deps.profile });
-  await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth });
+  await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth, redis: deps.redis ?? null });
   await app.register(agentAuthRoutes, { auth: deps.auth, ...(deps.authRateLimits && { limits: deps.authRateLimits }) });
   await app.register(contactRoute, {
     auth: deps.auth,

@@ -25,6 +25,8 @@ export interface Config {
   readonly trustProxy: boolean | number | string[];
   readonly corsOrigins: '*' | readonly string[];
   readonly logLevel: string;
+  /** Redis for rate limits shared by every instance; null = per-process limits. */
+  readonly redisUrl: string | null;
   /** Bearer token that opens GET /metrics; without it /metrics is not served. */
   readonly metricsToken: string | null;
 }
@@ -61,6 +63,7 @@ export function loadConfig(env: Env = process.env): Config {
   const webhookUrl = read('WEBHOOK_URL');
   const webhookSecret = read('WEBHOOK_SECRET');
   const profilePath = read('STUDIO_PROFILE') ?? null;
+  const redisUrl = read('REDIS_URL');
 
   if (smtpUrl !== undefined) parseUrl('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
   if (smtpUrl !== undefined && inquiryTo === undefined) {
@@ -88,6 +91,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: parseCorsOrigins(read('CORS_ORIGINS'), publicUrl),
     logLevel: parseLogLevel(read('LOG_LEVEL') ?? 'info'),
     metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
+    redisUrl: redisUrl === undefined ? null : parseUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
   };
   return Object.freeze(config);
 }

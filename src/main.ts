@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     auth: services.auth,
     inquiries: services.inquiries,
     metrics: services.metrics,
+    redis: services.redis,
   });
   await services.worker.start();
   await app.listen({ port: config.port, host: config.host });

@@ -1,5 +1,7 @@
 // The composition root below HTTP: store, outbox channels, delivery worker and the inquiry service,
 // built from the configuration. The entry point, the CLI and the tests all start here.
+
+import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createClaims } from './auth/claims.js';
 import { createIdJagVerifier } from './auth/id-jag.js';
@@ -26,6 +28,8 @@ export interface Services {
   readonly worker: DeliveryWorker;
   readonly inquiries: InquiryService;
   readonly metrics: Metrics;
+  /** The Redis client of REDIS_URL (shared rate limits), or null. */
+  readonly redis: Redis | null;
   /** Stops the worker (letting started deliveries finish), then closes channels and the store. */
   close(): Promise<void>;
 }
@@ -82,6 +86,9 @@ export async function createServices(
     ...(options.now && { now: options.now }),
   });
   const metrics = createMetrics(store.outbox);
+  // Commands wait (bounded) while Redis reconnects; the rate limiter lets requests through on errors.
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true }) : null;
+  redis?.on('error', (error: Error) => logger.warn({ err: error }, 'Redis is not answering; rate limits are not enforced meanwhile'));
   const worker = new DeliveryWorker({
     onDelivered: (channel, seconds) => metrics.deliveryLatency.observe({ channel }, seconds),
     store,
@@ -115,11 +122,13 @@ export async function createServices(
     worker,
     inquiries,
     metrics,
+    redis,
     async close() {
       clearInterval(maintenance);
       await worker.stop();
       await Promise.all(channels.map((channel) => channel.close?.()));
       await store.close();
+      redis?.disconnect();
     },
   };
 }

@@ -87,7 +87,7 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
   // Validated first, so that (as on HTTP) only well-formed inquiries count against the rate limit.
   const errors = context.inquiries.fieldErrors(fields);
   if (errors.length > 0) return invalidFields(errors);
-  const retryAfter = context.limiter.take(context.clientAddress);
+  const retryAfter = await context.limiter.take(context.clientAddress);
   if (retryAfter > 0) {
     return toolError(`Rate limited: too many inquiries from this address. Retry after ${retryAfter} seconds.`);
   }

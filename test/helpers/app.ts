@@ -76,6 +76,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     auth: services.auth,
     inquiries: services.inquiries,
     metrics: services.metrics,
+    redis: services.redis,
     authRateLimits: options.authRateLimits ?? GENEROUS_AUTH_LIMITS,
   });
   if (options.startWorker !== false) await services.worker.start();

@@ -3,6 +3,7 @@
 // 405. Also the server card, at /.well-known/mcp/server-card.json and /mcp/server-card.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { AgentAuth } from '../../auth/service.js';
 import { authUrls } from '../../auth/urls.js';
 import type { Config } from '../../config.js';
@@ -23,11 +24,12 @@ export interface McpRouteOptions {
   readonly profile: StudioProfile;
   readonly inquiries: InquiryService;
   readonly auth: Pick<AgentAuth, 'authenticate'>;
+  readonly redis: Redis | null;
 }
 
-export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiries, auth }: McpRouteOptions) {
+export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiries, auth, redis }: McpRouteOptions) {
   const urls = authUrls(config.publicUrl);
-  const limiter = createWindowLimiter(config.rateLimitInquiries);
+  const limiter = createWindowLimiter(config.rateLimitInquiries, redis);
 
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES }, async (request, reply) => {
     // MCP transport spec, "Security Warning": validate Origin against DNS rebinding. A browser page
