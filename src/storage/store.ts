@@ -336,7 +336,7 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
             status: result.outcome === 'retry' ? 'pending' : result.outcome,
             run_at: result.outcome === 'retry' ? result.runAt.getTime() : eb.ref('run_at'),
             last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
-            finished_at: result.outcome === 'retry' ? null : attempt.attemptedAt.getTime() + attempt.durationMs,
+            finished_at: result.outcome === 'retry' ? null : Math.round(attempt.attemptedAt.getTime() + attempt.durationMs),
           }))
           .where('id', '=', deliveryId)
           .returning(['attempts', 'message_id'])

@@ -9,13 +9,14 @@ let database: FreshDatabase;
 let smtp: TestSmtpServer;
 let one: TestApp;
 let two: TestApp;
+const twoLogs: string[] = [];
 
 beforeAll(async () => {
   database = await freshPostgres();
   smtp = await startSmtpServer();
   const env = { DATABASE_URL: database.url, SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com' };
   one = await startTestApp({ env, listen: true });
-  two = await startTestApp({ env, listen: true });
+  two = await startTestApp({ env: { ...env, LOG_LEVEL: 'warn' }, listen: true, logLines: twoLogs });
 });
 afterAll(async () => {
   await one?.close();
@@ -78,5 +79,32 @@ describe('two instances on one PostgreSQL database', () => {
       authorization: `Bearer ${access_token}`,
     });
     expect(afterRevoke.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+
+  it("take over a crashed instance's claims once their lease ends", async () => {
+    // An instance claims deliveries and dies before sending them (its claims are all that is left).
+    const stuck = validInquiry({ message: 'claimed by an instance that died' });
+    await one.services.worker.stop();
+    await two.services.worker.stop();
+    const response = await post(one, stuck);
+    const reference = referenceOf(await response.text());
+    const leaseMs = 1_000;
+    const claimed = await one.services.store.outbox.claimDue(new Date(), 100, leaseMs);
+    expect(claimed.map((item) => item.delivery.reference)).toContain(reference);
+    // The other instance, running, delivers it once the lease has run out — not before.
+    await two.services.worker.start();
+    await new Promise((resolve) => setTimeout(resolve, leaseMs / 2));
+    expect(smtp.received.some((mail) => mail.parsed.headers.get('x-inquiry-reference') === reference)).toBe(false);
+    const deadline = Date.now() + 15_000;
+    while (!smtp.received.some((mail) => mail.parsed.headers.get('x-inquiry-reference') === reference)) {
+      if (Date.now() > deadline) throw new Error('the expired claim was not taken over');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    let [delivery] = await two.services.store.outbox.forReference(reference);
+    while (delivery?.status !== 'succeeded' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      [delivery] = await two.services.store.outbox.forReference(reference);
+    }
+    expect(delivery, twoLogs.join('')).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 });

@@ -37,6 +37,14 @@ describe('on PostgreSQL', () => {
     await smtp.waitFor(60, 30_000);
     const delivered = new Set(smtp.received.map((mail) => String(mail.parsed.headers.get('x-inquiry-reference'))));
     for (const reference of references) expect(delivered.has(reference)).toBe(true);
+    // …and every attempt is recorded (BIGINT columns take no fractions on PostgreSQL).
+    const deadline = Date.now() + 15_000;
+    let statuses = (await testApp.services.store.outbox.forReferences([...references])).map((d) => d.status);
+    while (statuses.some((status) => status !== 'succeeded') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      statuses = (await testApp.services.store.outbox.forReferences([...references])).map((d) => d.status);
+    }
+    expect(statuses).toEqual(Array(60).fill('succeeded'));
   });
 
   it('keeps Idempotency-Key and duplicate folding', async () => {

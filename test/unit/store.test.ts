@@ -50,7 +50,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const later = new Date(now.getTime() + 5_000);
       await store.outbox.recordAttempt(
         email,
-        { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3 },
+        { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3.7 },
         { outcome: 'retry', error: 'down', runAt: later },
       );
       expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]); // the email is not due yet, the webhook leased
@@ -60,7 +60,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(retried.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
       await store.outbox.recordAttempt(
         email,
-        { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2 },
+        { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2.25 },
         { outcome: 'failed', error: '550' },
       );
       const [record] = (await store.outbox.forReference('INQ-AAAAAA')).filter((d) => d.channel === 'email');
