@@ -24,6 +24,7 @@ import { securityHeaders } from './http/security-headers.js';
 import { CONTACT_BODY_LIMIT_BYTES } from './inquiries/schema.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Metrics } from './metrics.js';
+import type { Services } from './services.js';
 import type { Store } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
 import { ajv } from './validation/ajv.js';
@@ -42,6 +43,12 @@ export interface AppDeps {
   readonly metrics?: Metrics;
   /** Per-address limits of the agent-auth endpoints (tests raise them; defaults otherwise). */
   readonly authRateLimits?: AuthRateLimits;
+}
+
+/** The app's dependencies from the configuration and the services (for the entry point and tests alike). */
+export function appDeps(base: Pick<AppDeps, 'config' | 'logger' | 'profile'>, services: Services): AppDeps {
+  const { store, keys, auth, inquiries, metrics, redis } = services;
+  return { ...base, store, keys, auth, inquiries, metrics, redis };
 }
 
 export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;

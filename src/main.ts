@@ -1,6 +1,6 @@
 // The entry point: configuration → services → HTTP app → listen; on SIGTERM/SIGINT stop accepting,
 // finish in-flight requests and started deliveries, and exit 0 (CONTRACT.md).
-import { buildApp } from './app.js';
+import { appDeps, buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { createServices } from './services.js';
@@ -41,17 +41,7 @@ async function main(): Promise<void> {
     logger.warn('WEBHOOK_SECRET is not set: webhook requests are sent unsigned');
   }
 
-  const app = await buildApp({
-    config,
-    logger,
-    profile,
-    store: services.store,
-    keys: services.keys,
-    auth: services.auth,
-    inquiries: services.inquiries,
-    metrics: services.metrics,
-    redis: services.redis,
-  });
+  const app = await buildApp(appDeps({ config, logger, profile }, services));
   await services.worker.start();
   await app.listen({ port: config.port, host: config.host });
   logger.info(

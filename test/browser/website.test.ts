@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REFERENCE_IN_TEXT, referenceOf, startTestApp, type TestApp } from '../helpers/app.js';
+import { REFERENCE_IN_TEXT, referenceOf, reserveBaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
 import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -27,10 +27,10 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   smtp = await startSmtpServer();
   // Find a free port first, then serve on it with PUBLIC_URL = the origin the browser loads.
-  const probe = await startTestApp({ listen: true, startWorker: false });
-  const port = Number(new URL(probe.baseUrl).port);
-  await probe.close();
-  base = `http://127.0.0.1:${port}`;
+  // PUBLIC_URL must be the address clients use (CORS, issuer, resource): reserve it first.
+  const reserved = await reserveBaseUrl();
+  const port = reserved.port;
+  base = reserved.base;
   testApp = await startTestApp({
     listen: true,
     port,

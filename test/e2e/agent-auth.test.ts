@@ -4,7 +4,7 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClaimToken } from '../../src/auth/claims.js';
-import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { referenceOf, reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { type IdJagIssuer, startIdJagIssuer } from '../helpers/id-jag-issuer.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
@@ -20,10 +20,10 @@ let env: Record<string, string>;
 beforeAll(async () => {
   smtp = await startSmtpServer();
   idp = await startIdJagIssuer();
-  const probe = await startTestApp({ listen: true, startWorker: false });
-  const port = Number(new URL(probe.baseUrl).port);
-  await probe.close();
-  base = `http://127.0.0.1:${port}`;
+  // PUBLIC_URL must be the address clients use (CORS, issuer, resource): reserve it first.
+  const reserved = await reserveBaseUrl();
+  const port = reserved.port;
+  base = reserved.base;
   env = {
     PUBLIC_URL: base,
     SMTP_URL: smtp.url,

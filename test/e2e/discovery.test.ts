@@ -4,17 +4,15 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { reserveBaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
 
 let testApp: TestApp;
 let base: string;
 beforeAll(async () => {
-  // PUBLIC_URL must be the address clients use, so the app is started first and then asked for its port.
-  const probe = await startTestApp({ listen: true, startWorker: false });
-  const port = new URL(probe.baseUrl).port;
-  await probe.close();
-  base = `http://127.0.0.1:${port}`;
-  testApp = await startTestApp({ env: { PUBLIC_URL: base, PORT: port }, listen: true, startWorker: false, port: Number(port) });
+  // PUBLIC_URL must be the address clients use: reserve it first.
+  const reserved = await reserveBaseUrl();
+  base = reserved.base;
+  testApp = await startTestApp({ env: { PUBLIC_URL: base }, listen: true, startWorker: false, port: reserved.port });
 });
 afterAll(async () => {
   await testApp.close();

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inquirySchema } from '../../src/inquiries/schema.js';
 import { submitInquiryInputSchema } from '../../src/mcp/tools.js';
-import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
 let testApp: TestApp;
@@ -15,10 +15,10 @@ let base: string;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
-  const probe = await startTestApp({ listen: true, startWorker: false });
-  const port = Number(new URL(probe.baseUrl).port);
-  await probe.close();
-  base = `http://127.0.0.1:${port}`;
+  // PUBLIC_URL must be the address clients use (CORS, issuer, resource): reserve it first.
+  const reserved = await reserveBaseUrl();
+  const port = reserved.port;
+  base = reserved.base;
   testApp = await startTestApp({
     env: { PUBLIC_URL: base, SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com', RATE_LIMIT_INQUIRIES: '1000/m' },
     listen: true,

@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { buildApp } from '../../src/app.js';
+import { appDeps, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { RetryPolicy } from '../../src/delivery/backoff.js';
 import type { AuthRateLimits } from '../../src/http/routes/agent-auth.js';
 import { createServices, type Services } from '../../src/services.js';
 import { loadStudioProfile, type StudioProfile } from '../../src/studio/profile.js';
+import { freePort } from './process.js';
 
 export interface TestApp {
   readonly app: FastifyInstance;
@@ -68,15 +69,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     pollIntervalMs: 50,
   });
   const app = await buildApp({
-    config,
-    logger,
-    profile,
-    store: services.store,
-    keys: services.keys,
-    auth: services.auth,
-    inquiries: services.inquiries,
-    metrics: services.metrics,
-    redis: services.redis,
+    ...appDeps({ config, logger, profile }, services),
     authRateLimits: options.authRateLimits ?? GENEROUS_AUTH_LIMITS,
   });
   if (options.startWorker !== false) await services.worker.start();
@@ -99,6 +92,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A free local port and its base URL, for an app whose PUBLIC_URL must be the address it serves. */
+export async function reserveBaseUrl(): Promise<{ port: number; base: string }> {
+  const port = await freePort();
+  return { port, base: `http://127.0.0.1:${port}` };
 }
 
 export const validInquiry = (overrides: Record<string, unknown> = {}) => ({

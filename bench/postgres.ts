@@ -1,0 +1,59 @@
+// The PostgreSQL mode of `npm run bench -- --postgres`: durable intake (committed before the 200)
+// on a fresh PostgreSQL database, with one instance and then two instances on the same database
+// (the load split between them), beside the SQLite figure of the same run.
+import pg from 'pg';
+import { freePort, LOOPBACK, type ServerProcess, startServerProcess, waitForHealth } from './processes.js';
+
+/** The server's maintenance database; the bench database is created beside it and dropped after. */
+const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TARGET_POSTGRES_INQUIRIES_PER_S = 3_000;
+
+export interface ContactFigures {
+  readonly acceptedPerS: number;
+  readonly p99: number;
+}
+
+export interface PostgresBench {
+  readonly url: string;
+  readonly instances: ServerProcess[];
+  /** Starts one more service instance on the database and waits until it is healthy. */
+  addInstance(): Promise<ServerProcess>;
+  /** Drops the database (after the instances have stopped). */
+  drop(): Promise<void>;
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates a fresh database; instances are added one by one (the first runs the migrations). */
+export async function createPostgresBench(env: Record<string, string>, root: string, timeoutMs: number): Promise<PostgresBench> {
+  const name = `studio_inquiry_bench_${Date.now().toString(36)}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = POSTGRES_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  const instances: ServerProcess[] = [];
+  return {
+    url,
+    instances,
+    async addInstance() {
+      const port = await freePort();
+      const instance = startServerProcess(
+        `postgres instance ${instances.length + 1}`,
+        ['--import', 'tsx', 'src/main.ts'],
+        { ...env, PORT: String(port), HOST: LOOPBACK, DATABASE_URL: url },
+        port,
+        root,
+      );
+      instances.push(instance);
+      await waitForHealth(instance, timeoutMs);
+      return instance;
+    },
+    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
