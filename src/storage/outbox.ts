@@ -1,0 +1,264 @@
+// The delivery outbox: deliveries queued with the data that causes them, claimed with a lease (FOR
+// UPDATE SKIP LOCKED on PostgreSQL), attempted, recorded, retried or finished, and re-queued.
+import type { Kysely } from 'kysely';
+import type { Dialect } from './database.js';
+import { toInquiry } from './rows.js';
+import type { Database, DeliveryStatus } from './schema.js';
+import type { InquiryRecord, Tx } from './store.js';
+
+export interface DeliveryRecord {
+  readonly id: string;
+  /** The inquiry delivered; null for a service message. */
+  readonly reference: string | null;
+  readonly channel: string;
+  readonly status: DeliveryStatus;
+  readonly attempts: number;
+  readonly runAt: Date;
+  readonly lastError: string | null;
+  /** When it was queued or last re-queued: the retry window counts from here. */
+  readonly queuedAt: Date;
+  readonly finishedAt: Date | null;
+}
+
+export interface DeliveryAttempt {
+  readonly attempt: number;
+  readonly attemptedAt: Date;
+  readonly outcome: 'succeeded' | 'retry' | 'failed';
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+/** Mail the service itself sends (a claim code), through the same outbox as inquiries. */
+export interface ServiceMessage {
+  readonly id: string;
+  readonly to: string;
+  readonly subject: string;
+  readonly body: string;
+}
+
+/** What a delivery carries. */
+export type Outgoing =
+  | { readonly kind: 'inquiry'; readonly inquiry: InquiryRecord }
+  | { readonly kind: 'message'; readonly message: ServiceMessage };
+
+/** A claimed delivery together with what it carries. */
+export interface DueDelivery {
+  readonly delivery: DeliveryRecord;
+  readonly payload: Outgoing;
+}
+
+export type AttemptOutcome =
+  | { readonly outcome: 'succeeded' }
+  | { readonly outcome: 'retry'; readonly error: string; readonly runAt: Date }
+  | { readonly outcome: 'failed' | 'dead'; readonly error: string };
+
+export interface Outbox {
+  /** One pending delivery per reference and channel. */
+  enqueue(references: readonly string[], channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
+  /** Queues a service message for one channel (in the caller's transaction, if given). */
+  enqueueMessage(message: ServiceMessage, channel: string, now: Date, tx?: Tx): Promise<void>;
+  /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
+  claimDue(now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
+  /** Records one attempt and its consequence, releasing the lease. */
+  recordAttempt(deliveryId: string, attempt: Omit<DeliveryAttempt, 'attempt'>, result: AttemptOutcome, tx?: Tx): Promise<void>;
+  /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
+  releaseLeases(): Promise<void>;
+  /** Puts failed and dead deliveries (all, or one inquiry's) back in the queue; returns how many. */
+  requeue(now: Date, reference?: string): Promise<number>;
+  forReference(reference: string): Promise<DeliveryRecord[]>;
+  forReferences(references: readonly string[]): Promise<DeliveryRecord[]>;
+  attempts(deliveryId: string): Promise<DeliveryAttempt[]>;
+  countByStatus(): Promise<Record<DeliveryStatus, number>>;
+  /** Deliveries per channel and status, for /metrics. */
+  countByChannelAndStatus(): Promise<{ channel: string; status: DeliveryStatus; count: number }[]>;
+}
+
+type DeliveryRow = Database['deliveries'];
+
+const toDelivery = (row: Omit<DeliveryRow, 'attempts'> & { attempts: number }): DeliveryRecord => ({
+  id: row.id,
+  reference: row.reference,
+  channel: row.channel,
+  status: row.status,
+  attempts: Number(row.attempts),
+  runAt: new Date(Number(row.run_at)),
+  lastError: row.last_error,
+  queuedAt: new Date(Number(row.queued_at)),
+  finishedAt: row.finished_at === null ? null : new Date(Number(row.finished_at)),
+});
+
+/** Keeps attempt errors readable in the CLI and bounded in the database. */
+const ERROR_TEXT_MAX_LENGTH = 1_000;
+
+export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
+  const outbox: Outbox = {
+    async enqueue(references, channels, now, tx) {
+      if (channels.length === 0 || references.length === 0) return;
+      await q(tx)
+        .insertInto('deliveries')
+        .values(
+          references.flatMap((reference) =>
+            channels.map((channel) => ({
+              id: crypto.randomUUID(),
+              reference,
+              channel,
+              status: 'pending' as const,
+              run_at: now.getTime(),
+              locked_until: null,
+              last_error: null,
+              queued_at: now.getTime(),
+              finished_at: null,
+            })),
+          ),
+        )
+        .execute();
+    },
+    async claimDue(now, limit, leaseMs) {
+      const at = now.getTime();
+      const claimed = await db.transaction().execute(async (trx) => {
+        const due = trx
+          .selectFrom('deliveries')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('run_at', '<=', at)
+          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+          .orderBy('run_at')
+          .limit(limit);
+        return trx
+          .updateTable('deliveries')
+          .set({ locked_until: at + leaseMs })
+          .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+          .returningAll()
+          .execute();
+      });
+      if (claimed.length === 0) return [];
+      const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
+      const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+      const inquiryRows = references.length
+        ? await db.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute()
+        : [];
+      const messageRows = messageIds.length ? await db.selectFrom('messages').selectAll().where('id', 'in', messageIds).execute() : [];
+      const inquiriesByReference = new Map(inquiryRows.map((row) => [row.reference, toInquiry(row)]));
+      const messagesById = new Map(
+        messageRows.map((row) => [row.id, { id: row.id, to: row.to_address, subject: row.subject, body: row.body }]),
+      );
+      return claimed.flatMap((row): DueDelivery[] => {
+        const inquiry = row.reference === null ? undefined : inquiriesByReference.get(row.reference);
+        if (inquiry) return [{ delivery: toDelivery(row), payload: { kind: 'inquiry', inquiry } }];
+        const message = row.message_id === null ? undefined : messagesById.get(row.message_id);
+        return message ? [{ delivery: toDelivery(row), payload: { kind: 'message', message } }] : [];
+      });
+    },
+    async enqueueMessage(message, channel, now, tx) {
+      const write = async (trx: Kysely<Database>) => {
+        await trx
+          .insertInto('messages')
+          .values({ id: message.id, to_address: message.to, subject: message.subject, body: message.body, created_at: now.getTime() })
+          .execute();
+        await trx
+          .insertInto('deliveries')
+          .values({
+            id: crypto.randomUUID(),
+            reference: null,
+            message_id: message.id,
+            channel,
+            status: 'pending',
+            run_at: now.getTime(),
+            locked_until: null,
+            last_error: null,
+            queued_at: now.getTime(),
+            finished_at: null,
+          })
+          .execute();
+      };
+      await (tx ? write(q(tx)) : db.transaction().execute(write));
+    },
+    async recordAttempt(deliveryId, attempt, result, tx) {
+      const record = async (trx: Kysely<Database>) => {
+        const updated = await trx
+          .updateTable('deliveries')
+          .set((eb) => ({
+            attempts: eb('attempts', '+', 1),
+            locked_until: null,
+            status: result.outcome === 'retry' ? 'pending' : result.outcome,
+            run_at: result.outcome === 'retry' ? result.runAt.getTime() : eb.ref('run_at'),
+            last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
+            finished_at: result.outcome === 'retry' ? null : Math.round(attempt.attemptedAt.getTime() + attempt.durationMs),
+          }))
+          .where('id', '=', deliveryId)
+          .returning(['attempts', 'message_id'])
+          .executeTakeFirstOrThrow();
+        // A finished service message keeps its envelope for the record, not its one-time code.
+        if (updated.message_id !== null && result.outcome !== 'retry') {
+          await trx.updateTable('messages').set({ body: '' }).where('id', '=', updated.message_id).execute();
+        }
+        await trx
+          .insertInto('delivery_attempts')
+          .values({
+            delivery_id: deliveryId,
+            attempt: Number(updated.attempts),
+            attempted_at: attempt.attemptedAt.getTime(),
+            outcome: attempt.outcome,
+            error: attempt.error?.slice(0, ERROR_TEXT_MAX_LENGTH) ?? null,
+            duration_ms: Math.round(attempt.durationMs),
+          })
+          .execute();
+      };
+      // Two writes that belong together: in the caller's transaction, or in one of their own.
+      await (tx ? record(q(tx)) : db.transaction().execute(record));
+    },
+    async releaseLeases() {
+      await db.updateTable('deliveries').set({ locked_until: null }).where('status', '=', 'pending').execute();
+    },
+    async requeue(now, reference) {
+      let query = db
+        .updateTable('deliveries')
+        // A fresh retry window: a re-queued delivery is retried as long as a new one.
+        .set({ status: 'pending', run_at: now.getTime(), queued_at: now.getTime(), locked_until: null, finished_at: null })
+        .where('status', 'in', ['failed', 'dead']);
+      // Without a reference: every inquiry delivery, never service mail (a code mailed long ago is
+      // stale, and its body is gone).
+      query = reference !== undefined ? query.where('reference', '=', reference) : query.where('reference', 'is not', null);
+      const result = await query.executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+    async forReference(reference) {
+      return outbox.forReferences([reference]);
+    },
+    async forReferences(references) {
+      if (references.length === 0) return [];
+      const rows = await db.selectFrom('deliveries').selectAll().where('reference', 'in', references).orderBy('channel').execute();
+      return rows.map(toDelivery);
+    },
+    async attempts(deliveryId) {
+      const rows = await db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
+      return rows.map((row) => ({
+        attempt: Number(row.attempt),
+        attemptedAt: new Date(Number(row.attempted_at)),
+        outcome: row.outcome,
+        error: row.error,
+        durationMs: Number(row.duration_ms),
+      }));
+    },
+    async countByChannelAndStatus() {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['channel', 'status', (eb) => eb.fn.countAll<number>().as('count')])
+        .groupBy(['channel', 'status'])
+        .execute();
+      return rows.map((row) => ({ channel: row.channel, status: row.status, count: Number(row.count) }));
+    },
+    async countByStatus() {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
+        .groupBy('status')
+        .execute();
+      const counts: Record<DeliveryStatus, number> = { pending: 0, succeeded: 0, failed: 0, dead: 0 };
+      for (const row of rows) counts[row.status] = Number(row.count);
+      return counts;
+    },
+  };
+
+  return outbox;
+}
