@@ -9,7 +9,7 @@ import {
   TOKEN_TYPE_ID_JAG,
   TOKEN_TYPE_JWT,
 } from '../auth/metadata.js';
-import { anonymousRegistrationSchema, claimSchema, idJagRegistrationSchema, verifiedEmailRegistrationSchema } from '../auth/service.js';
+import { anonymousRegistrationSchema, claimSchema, idJagRegistrationSchema, verifiedEmailRegistrationSchema } from '../auth/schemas.js';
 import { authSchemas, EXAMPLE_ASSERTION } from './agent-auth-schemas.js';
 import {
   type Area,

@@ -9,7 +9,7 @@ import {
   claimSchema,
   idJagRegistrationSchema,
   verifiedEmailRegistrationSchema,
-} from '../../src/auth/service.js';
+} from '../../src/auth/schemas.js';
 import { healthSchema } from '../../src/http/routes/health.js';
 import { inquirySchema } from '../../src/inquiries/schema.js';
 import { submitInquiryInputSchema, TOOLS } from '../../src/mcp/tools.js';
