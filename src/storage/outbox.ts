@@ -90,6 +90,20 @@ const toDelivery = (row: Omit<DeliveryRow, 'attempts'> & { attempts: number }): 
 /** Keeps attempt errors readable in the CLI and bounded in the database. */
 const ERROR_TEXT_MAX_LENGTH = 1_000;
 
+/** A new delivery, due now, of an inquiry (reference) or a service message (message_id). */
+function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'channel'>, now: Date) {
+  return {
+    ...of,
+    id: crypto.randomUUID(),
+    status: 'pending' as const,
+    run_at: now.getTime(),
+    locked_until: null,
+    last_error: null,
+    queued_at: now.getTime(),
+    finished_at: null,
+  };
+}
+
 export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
   const outbox: Outbox = {
     async enqueue(references, channels, now, tx) {
@@ -97,19 +111,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       await q(tx)
         .insertInto('deliveries')
         .values(
-          references.flatMap((reference) =>
-            channels.map((channel) => ({
-              id: crypto.randomUUID(),
-              reference,
-              channel,
-              status: 'pending' as const,
-              run_at: now.getTime(),
-              locked_until: null,
-              last_error: null,
-              queued_at: now.getTime(),
-              finished_at: null,
-            })),
-          ),
+          references.flatMap((reference) => channels.map((channel) => pendingDelivery({ reference, message_id: null, channel }, now))),
         )
         .execute();
     },
@@ -157,18 +159,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
           .execute();
         await trx
           .insertInto('deliveries')
-          .values({
-            id: crypto.randomUUID(),
-            reference: null,
-            message_id: message.id,
-            channel,
-            status: 'pending',
-            run_at: now.getTime(),
-            locked_until: null,
-            last_error: null,
-            queued_at: now.getTime(),
-            finished_at: null,
-          })
+          .values(pendingDelivery({ reference: null, message_id: message.id, channel }, now))
           .execute();
       };
       await (tx ? write(q(tx)) : db.transaction().execute(write));
