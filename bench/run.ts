@@ -5,7 +5,10 @@
 //     (bench/bare-server.ts). The bare server is the ceiling this machine allows, measured in the
 //     same run, so the ratio service/bare is meaningful on a shared, noisy machine where absolute
 //     req/s are not: it is the price of the framework, plugins, hooks and the store ping.
-//     Target: ratio ≥ 0.95. Rounds alternate (bare, service, bare, …) and the best of each counts.
+//     Target: ratio ≥ 0.95. Rounds alternate (bare, bare + headers, service, bare, …) and the best
+//     of each counts. A second baseline, "bare + headers", sends the service's own response headers
+//     (the security headers and a request id): service / that is the price of the framework, hooks
+//     and store ping alone, and that / bare is what node:http itself spends on those headers.
 //  2. POST /api/contact with a unique, valid inquiry per request: the whole write path (validation,
 //     one durable group-committed SQLite transaction per batch, WAL + synchronous=FULL, the outbox),
 //     while the delivery worker mails the inquiries out. Target: ≥ 5,000 accepted inquiries/s with
@@ -19,7 +22,7 @@
 //
 // Setup: a real SMTP server (bench/sink.ts) and two child processes on 127.0.0.1 only — the service
 // (`node --import tsx src/main.ts`, a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
-// and the bare server. autocannon drives the load from this process. Progress goes to stderr; the
+// and the two bare servers. autocannon drives the load from this process. Progress goes to stderr; the
 // results are printed to stdout as a markdown table (nothing is written to the repository). Both
 // children, the sink and the temp dir are cleaned up on success, failure, Ctrl-C or the hard time limit.
 //
@@ -86,6 +89,7 @@ interface ContactResult {
 let sink: SmtpSink | undefined;
 let service: ServerProcess | undefined;
 let bare: ServerProcess | undefined;
+let bareHeaders: ServerProcess | undefined;
 let postgres: PostgresBench | undefined;
 let tempDir: string | undefined;
 let currentLoad: autocannon.Instance | undefined;
@@ -95,7 +99,12 @@ let aborted = false;
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     currentLoad?.stop();
-    await Promise.allSettled([service?.stop(), bare?.stop(), ...(postgres?.instances.map((instance) => instance.stop()) ?? [])]);
+    await Promise.allSettled([
+      service?.stop(),
+      bare?.stop(),
+      bareHeaders?.stop(),
+      ...(postgres?.instances.map((instance) => instance.stop()) ?? []),
+    ]);
     await postgres?.drop().catch(() => {});
     await sink?.close().catch(() => {});
     if (tempDir) await rm(tempDir, { recursive: true, force: true }).catch(() => {});
@@ -121,7 +130,7 @@ async function main(): Promise<number> {
   sink = await startSmtpSink();
   tempDir = await mkdtemp(join(tmpdir(), 'studio-inquiry-bench-'));
 
-  const [servicePort, barePort] = await Promise.all([freePort(), freePort()]);
+  const [servicePort, barePort, bareHeadersPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const extraArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
   service = startServerProcess(
     'service',
@@ -145,21 +154,31 @@ async function main(): Promise<number> {
     barePort,
     ROOT,
   );
-  await Promise.all([waitForHealth(service, STARTUP_TIMEOUT_MS), waitForHealth(bare, STARTUP_TIMEOUT_MS)]);
-  progress(`service on ${service.baseUrl}, bare server on ${bare.baseUrl}, SMTP sink on ${sink.url}`);
+  bareHeaders = startServerProcess(
+    'bare server with headers',
+    ['--import', 'tsx', 'bench/bare-server.ts'],
+    { PORT: String(bareHeadersPort), HOST: LOOPBACK, BARE_HEADERS: 'service' },
+    bareHeadersPort,
+    ROOT,
+  );
+  await Promise.all([service, bare, bareHeaders].map((server) => waitForHealth(server, STARTUP_TIMEOUT_MS)));
+  progress(`service on ${service.baseUrl}, bare servers on ${bare.baseUrl} and ${bareHeaders.baseUrl}, SMTP sink on ${sink.url}`);
 
   // Warm-up: let both JITs settle on the paths measured below. Health is measured before any
   // inquiry exists, so that no delivery runs beside it.
   const accepted = new Set<string>();
-  progress(`warm-up: ${WARMUP_SECONDS} s each of health (bare, service)`);
+  progress(`warm-up: ${WARMUP_SECONDS} s each of health (bare, bare + headers, service)`);
   await measureHealth(bare, WARMUP_SECONDS);
+  await measureHealth(bareHeaders, WARMUP_SECONDS);
   await measureHealth(service, WARMUP_SECONDS);
 
   const bareSamples: HealthSample[] = [];
+  const bareHeadersSamples: HealthSample[] = [];
   const serviceSamples: HealthSample[] = [];
   for (let round = 1; round <= HEALTH_ROUNDS; round++) {
     for (const [name, target, samples] of [
       ['bare', bare, bareSamples],
+      ['bare + headers', bareHeaders, bareHeadersSamples],
       ['service', service, serviceSamples],
     ] as const) {
       const sample = await measureHealth(target, HEALTH_SECONDS);
@@ -194,9 +213,10 @@ async function main(): Promise<number> {
   progress(`drain: ${drain ? 'complete' : 'INCOMPLETE'} after ${drainSeconds.toFixed(1)} s, delivered ${delivered}/${accepted.size}`);
 
   const bestBare = Math.max(...bareSamples.map((s) => s.reqPerS));
+  const bestBareHeaders = Math.max(...bareHeadersSamples.map((s) => s.reqPerS));
   const bestService = Math.max(...serviceSamples.map((s) => s.reqPerS));
   const ratio = bestService / bestBare;
-  const healthErrors = [...bareSamples, ...serviceSamples].reduce((n, s) => n + s.non2xx + s.errors, 0);
+  const healthErrors = [...bareSamples, ...bareHeadersSamples, ...serviceSamples].reduce((n, s) => n + s.non2xx + s.errors, 0);
 
   const rows: [string, string, string, string][] = [
     [
@@ -206,12 +226,24 @@ async function main(): Promise<number> {
       `rounds: ${bareSamples.map((s) => fmt(s.reqPerS)).join(', ')}; server CPU ${fmtUs(median(bareSamples.map((s) => s.cpuUsPerReq)))}/req`,
     ],
     [
+      `GET /api/health, bare node:http + the service's headers (req/s, best of ${HEALTH_ROUNDS})`,
+      fmt(bestBareHeaders),
+      '—',
+      `rounds: ${bareHeadersSamples.map((s) => fmt(s.reqPerS)).join(', ')}; server CPU ${fmtUs(median(bareHeadersSamples.map((s) => s.cpuUsPerReq)))}/req`,
+    ],
+    [
       `GET /api/health, service (req/s, best of ${HEALTH_ROUNDS})`,
       fmt(bestService),
       '—',
       `rounds: ${serviceSamples.map((s) => fmt(s.reqPerS)).join(', ')}; server CPU ${fmtUs(median(serviceSamples.map((s) => s.cpuUsPerReq)))}/req`,
     ],
     ['health ratio service / bare', ratio.toFixed(2), `≥ ${TARGET_RATIO}`, verdict(ratio >= TARGET_RATIO)],
+    [
+      'health ratio service / bare + headers (the framework alone)',
+      (bestService / bestBareHeaders).toFixed(2),
+      '—',
+      `bare + headers / bare: ${(bestBareHeaders / bestBare).toFixed(2)} (the headers alone)`,
+    ],
     ['health non-2xx + errors (all rounds)', String(healthErrors), '0', verdict(healthErrors === 0)],
     [
       'POST /api/contact accepted inquiries/s',

@@ -13,6 +13,11 @@ export type Dialect = DatabaseConfig['kind'];
 export interface OpenDatabase {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
+  /**
+   * The cheapest round trip to the database, for the health check: straight to the driver, since
+   * going through Kysely's connection provider and compiler costs more than the query itself.
+   */
+  readonly ping: () => Promise<void>;
 }
 
 /** Distinct SQL texts kept prepared; the service issues a few dozen, IN-lists of varying length add more. */
@@ -56,7 +61,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrateToLatest(db as Kysely<unknown>);
-  return { db, dialect: 'sqlite' };
+  const probe = sqlite.prepare('select 1');
+  // Throws once the database is closed, like any other query.
+  return { db, dialect: 'sqlite', ping: async () => void probe.get() };
 }
 
 /** Connections per process; a few suffice because group commit batches the writes. */
@@ -83,5 +90,5 @@ async function openPostgres(url: string): Promise<OpenDatabase> {
     await db.destroy();
     throw error;
   }
-  return { db, dialect: 'postgres' };
+  return { db, dialect: 'postgres', ping: async () => void (await pool.query('select 1')) };
 }

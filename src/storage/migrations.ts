@@ -1,6 +1,6 @@
 // Schema migrations, run on every start (already applied ones are skipped). Written with Kysely's
 // schema builder and portable types so that SQLite and PostgreSQL share them.
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 
 const migrations: Record<string, Migration> = {
   '001_inquiries_and_outbox': {
@@ -143,9 +143,4 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed`, { cause: error });
   }
-}
-
-/** Cheapest round trip to the database, for the health check. */
-export async function ping(db: Kysely<unknown>): Promise<void> {
-  await sql`select 1`.execute(db);
 }

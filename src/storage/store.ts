@@ -4,7 +4,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { type AuthStore, createAuthStore } from './auth-store.js';
 import type { Dialect, OpenDatabase } from './database.js';
-import { ping } from './migrations.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { toInquiry } from './rows.js';
 import type { Database } from './schema.js';
@@ -65,7 +64,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function createStore({ db, dialect }: OpenDatabase): Store {
+export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   const q = (tx?: Tx): Kysely<Database> => (tx as unknown as Transaction<Database> | undefined) ?? db;
 
   const inquiries: InquiryStore = {
@@ -160,7 +159,7 @@ export function createStore({ db, dialect }: OpenDatabase): Store {
     idempotency,
     outbox,
     transaction: (work) => db.transaction().execute((trx) => work(trx as unknown as Tx)),
-    ping: () => ping(db as Kysely<unknown>),
+    ping,
     close: () => db.destroy(),
   };
 }
