@@ -29,6 +29,8 @@ export interface Config {
   readonly redisUrl: string | null;
   /** Bearer token that opens GET /metrics; without it /metrics is not served. */
   readonly metricsToken: string | null;
+  /** How long a claimed delivery stays with its instance before another may take it over. */
+  readonly deliveryLeaseMs: number;
 }
 
 /** A configuration value that cannot be used; its message is the one line printed at start-up. */
@@ -43,6 +45,13 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/**
+ * Bounds of DELIVERY_LEASE_SECONDS. A lease shorter than an attempt can take (the default SMTP socket
+ * timeout is 30 s) lets another instance repeat a slow send; one past an hour leaves a crashed
+ * instance's deliveries waiting too long.
+ */
+const DELIVERY_LEASE_SECONDS_MIN = 5;
+const DELIVERY_LEASE_SECONDS_MAX = 3_600;
 const WINDOW_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
 // A deliberately simple address check: the mail library does the real parsing.
 const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
@@ -92,6 +101,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: parseLogLevel(read('LOG_LEVEL') ?? 'info'),
     metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
     redisUrl: redisUrl === undefined ? null : parseUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
+    deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
   };
   return Object.freeze(config);
 }
@@ -227,6 +237,17 @@ function parseMetricsToken(value: string | undefined): string | null {
   // A guessable token would put the metrics on the public surface after all.
   if (value.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long');
   return value;
+}
+
+function parseDeliveryLeaseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!/^\d+$/.test(value) || seconds < DELIVERY_LEASE_SECONDS_MIN || seconds > DELIVERY_LEASE_SECONDS_MAX) {
+    throw new ConfigError(
+      'DELIVERY_LEASE_SECONDS',
+      `"${value}" is not a whole number of seconds from ${DELIVERY_LEASE_SECONDS_MIN} to ${DELIVERY_LEASE_SECONDS_MAX}`,
+    );
+  }
+  return seconds;
 }
 
 function parseLogLevel(value: string): string {

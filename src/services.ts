@@ -95,6 +95,7 @@ export async function createServices(
     channels,
     logger: logger.child({ component: 'delivery' }),
     releaseLeasesOnStart: store.dialect === 'sqlite',
+    leaseMs: config.deliveryLeaseMs,
     ...(options.retry && { retry: options.retry }),
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
     ...(options.now && { now: options.now }),

@@ -3,7 +3,7 @@
 // rows again on the next start.
 import type { Logger } from 'pino';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { AttemptOutcome, DeliveryAttempt, DueDelivery, Store } from '../storage/store.js';
+import type { AttemptOutcome, DeliveryAttempt, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
 
@@ -37,6 +37,9 @@ const DEFAULT_LEASE_MS = 2 * 60 * 1000;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Shutdown must end within 10 s (CONTRACT.md); sends get this long to finish. */
 const DEFAULT_STOP_GRACE_MS = 5_000;
+/** While the database does not answer, an attempt's outcome is written again after these waits. */
+const RECORD_RETRY_FIRST_MS = 100;
+const RECORD_RETRY_MAX_MS = 2_000;
 
 export class DeliveryWorker {
   private readonly channels: Map<string, Channel>;
@@ -48,6 +51,12 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<Promise<void>>();
   /** Ids being sent: a lease that ran out while a send is slow must not start the same send again. */
   private readonly inFlightIds = new Set<string>();
+  /**
+   * Deliveries whose attempt was recorded while a claim was running, with their attempt count
+   * then. That claim may have leased them again before the record committed (their lease ran out
+   * while the database was down); such a stale claim must not send them a second time.
+   */
+  private readonly recordedDuringClaim = new Map<string, number>();
   private pumping: Promise<void> | undefined;
   private running = false;
   private claiming = false;
@@ -122,9 +131,12 @@ export class DeliveryWorker {
         const capacity = this.concurrency - this.inFlight.size;
         // Claim in chunks (each claim is a committed write): wait until half the slots are free.
         if (capacity < Math.ceil(this.concurrency / 2)) break;
+        this.recordedDuringClaim.clear();
         const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs);
         for (const item of due) {
-          if (this.running && !this.inFlightIds.has(item.delivery.id)) this.track(item.delivery.id, this.deliver(item));
+          if (this.running && !this.inFlightIds.has(item.delivery.id) && !this.isStale(item)) {
+            this.track(item.delivery.id, this.deliver(item));
+          }
         }
         if (due.length === capacity) this.wakeAgain = true;
       } while (this.wakeAgain && this.running);
@@ -146,8 +158,35 @@ export class DeliveryWorker {
     });
   }
 
-  private record(deliveryId: string, attempt: AttemptWrite['attempt'], result: AttemptOutcome): Promise<undefined> {
-    return this.recorder.run({ deliveryId, attempt, result });
+  /** A claimed delivery this worker has recorded an attempt of since the claim read it. */
+  private isStale({ delivery }: DueDelivery): boolean {
+    const recorded = this.recordedDuringClaim.get(delivery.id);
+    return recorded !== undefined && delivery.attempts < recorded;
+  }
+
+  /**
+   * Records an attempt. While the database does not answer (a restart, a failover) the write is
+   * tried again until it succeeds: the outcome of a message already sent must not be lost, or the
+   * delivery would be sent again once its lease runs out. Gives up only when the worker stops; the
+   * lease then brings the delivery back after the restart (at least once).
+   */
+  private async record(delivery: DeliveryRecord, attempt: AttemptWrite['attempt'], result: AttemptOutcome): Promise<void> {
+    for (let waitMs = RECORD_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, RECORD_RETRY_MAX_MS)) {
+      try {
+        await this.recorder.run({ deliveryId: delivery.id, attempt, result });
+        if (this.claiming) this.recordedDuringClaim.set(delivery.id, delivery.attempts + 1);
+        return;
+      } catch (error) {
+        if (!this.running) throw error;
+        if (waitMs === RECORD_RETRY_FIRST_MS) {
+          this.options.logger.warn(
+            { err: error, deliveryId: delivery.id },
+            'could not record a delivery attempt; retrying until the database answers',
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
   }
 
   private async deliver({ delivery, payload }: DueDelivery): Promise<void> {
@@ -169,28 +208,28 @@ export class DeliveryWorker {
     const failures = delivery.attempts + 1;
     try {
       if (result.outcome === 'succeeded') {
-        await this.record(delivery.id, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
+        await this.record(delivery, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
         log.info({ attempt: failures, durationMs: Math.round(durationMs) }, `${payload.kind} delivered`);
         this.options.onDelivered?.(delivery.channel, (this.now().getTime() - delivery.queuedAt.getTime()) / 1000);
         return;
       }
       const attempt = { attemptedAt, outcome: result.outcome, error: result.error, durationMs } as const;
       if (result.outcome === 'failed') {
-        await this.record(delivery.id, attempt, { outcome: 'failed', error: result.error });
+        await this.record(delivery, attempt, { outcome: 'failed', error: result.error });
         log.error({ attempt: failures, error: result.error }, 'delivery failed permanently; re-queue it with the CLI once fixed');
         return;
       }
       const runAt = nextAttemptAt(delivery.queuedAt, this.now(), failures, this.retry);
       if (runAt === null) {
-        await this.record(delivery.id, attempt, { outcome: 'dead', error: result.error });
+        await this.record(delivery, attempt, { outcome: 'dead', error: result.error });
         log.error({ attempt: failures, error: result.error }, 'delivery given up after the retry window; re-queue it with the CLI');
         return;
       }
-      await this.record(delivery.id, attempt, { outcome: 'retry', error: result.error, runAt });
+      await this.record(delivery, attempt, { outcome: 'retry', error: result.error, runAt });
       log.warn({ attempt: failures, error: result.error, retryAt: runAt.toISOString() }, 'delivery attempt failed; will retry');
     } catch (error) {
-      // The attempt could not be recorded: the lease expires and the delivery is tried again.
-      log.error({ err: error }, 'could not record a delivery attempt');
+      // Stopped before the attempt could be recorded: the lease expires and the delivery is tried again.
+      log.error({ err: error }, 'could not record a delivery attempt before stopping; it is tried again after its lease');
     }
   }
 }

@@ -80,9 +80,13 @@ async function openPostgres(url: string): Promise<OpenDatabase> {
         oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle connection that breaks (the server restarted) must not crash the process: the pool
-  // drops it and the next query opens a new one.
+  // A connection that breaks (the server stopped or restarted) must not crash the process. Idle
+  // ones are reported on the pool, which drops them. One checked out (inside a transaction,
+  // between two queries) emits 'error' on the client, where pg-pool listens only while it is
+  // idle: without a listener of our own that event is thrown. Its query or transaction fails on its
+  // own, and the pool discards the broken client when it is released; the next query opens a new one.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await migrateToLatest(db as Kysely<unknown>);

@@ -117,7 +117,9 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
     },
     async claimDue(now, limit, leaseMs) {
       const at = now.getTime();
-      const claimed = await db.transaction().execute(async (trx) => {
+      // What the claimed deliveries carry is read in the claim's transaction: if that read fails
+      // (the database went away), the claim is rolled back instead of holding them for a lease.
+      const { claimed, inquiryRows, messageRows } = await db.transaction().execute(async (trx) => {
         const due = trx
           .selectFrom('deliveries')
           .select('id')
@@ -126,20 +128,20 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
           .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
           .orderBy('run_at')
           .limit(limit);
-        return trx
+        const claimed = await trx
           .updateTable('deliveries')
           .set({ locked_until: at + leaseMs })
           .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
           .returningAll()
           .execute();
+        const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
+        const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+        const inquiryRows = references.length
+          ? await trx.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute()
+          : [];
+        const messageRows = messageIds.length ? await trx.selectFrom('messages').selectAll().where('id', 'in', messageIds).execute() : [];
+        return { claimed, inquiryRows, messageRows };
       });
-      if (claimed.length === 0) return [];
-      const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
-      const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
-      const inquiryRows = references.length
-        ? await db.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute()
-        : [];
-      const messageRows = messageIds.length ? await db.selectFrom('messages').selectAll().where('id', 'in', messageIds).execute() : [];
       const inquiriesByReference = new Map(inquiryRows.map((row) => [row.reference, toInquiry(row)]));
       const messagesById = new Map(
         messageRows.map((row) => [row.id, { id: row.id, to: row.to_address, subject: row.subject, body: row.body }]),

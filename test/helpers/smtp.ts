@@ -8,6 +8,8 @@ export interface ReceivedMail {
   readonly envelope: { readonly from: string; readonly to: readonly string[] };
   readonly parsed: ParsedMail;
   readonly raw: string;
+  /** When its DATA began (Date.now()). */
+  readonly receivedAt: number;
 }
 
 export interface TestSmtpServer {
@@ -36,6 +38,7 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
       callback();
     },
     onData(stream, session, callback) {
+      const receivedAt = Date.now();
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', async () => {
@@ -48,6 +51,7 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
           },
           parsed,
           raw,
+          receivedAt,
         });
         for (const wake of waiters) wake();
         callback();

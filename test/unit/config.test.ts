@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       corsOrigins: ['http://localhost:3000'],
       logLevel: 'info',
       trustedIssuers: {},
+      deliveryLeaseMs: 120_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -43,6 +44,7 @@ describe('loadConfig', () => {
       TRUST_PROXY: '2',
       CORS_ORIGINS: 'https://a.example, https://b.example',
       LOG_LEVEL: 'debug',
+      DELIVERY_LEASE_SECONDS: '30',
     });
     expect(config).toMatchObject({
       database: { kind: 'postgres', url: 'postgres://u:p@127.0.0.1:5432/test' },
@@ -54,7 +56,10 @@ describe('loadConfig', () => {
       trustProxy: 2,
       corsOrigins: ['https://a.example', 'https://b.example'],
       logLevel: 'debug',
+      deliveryLeaseMs: 30_000,
     });
+    expect(loadConfig({ DELIVERY_LEASE_SECONDS: '5' }).deliveryLeaseMs).toBe(5_000);
+    expect(loadConfig({ DELIVERY_LEASE_SECONDS: '3600' }).deliveryLeaseMs).toBe(3_600_000);
     expect(loadConfig({ RATE_LIMIT_INQUIRIES: 'off' }).rateLimitInquiries).toBeNull();
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
     expect(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.0.0.2' }).trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
@@ -88,6 +93,10 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
+    [{ DELIVERY_LEASE_SECONDS: 'two minutes' }, 'DELIVERY_LEASE_SECONDS'],
+    [{ DELIVERY_LEASE_SECONDS: '4' }, 'DELIVERY_LEASE_SECONDS'],
+    [{ DELIVERY_LEASE_SECONDS: '3601' }, 'DELIVERY_LEASE_SECONDS'],
+    [{ DELIVERY_LEASE_SECONDS: '1.5' }, 'DELIVERY_LEASE_SECONDS'],
   ])('rejects %o naming %s', (env, variable) => {
     let caught: unknown;
     try {

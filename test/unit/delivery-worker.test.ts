@@ -1,0 +1,117 @@
+// The delivery worker across a database outage, on a real SQLite store whose writes fail while the
+// test says the database is down: a message already sent is recorded once the database answers
+// again, and never sent a second time, even after its lease has run out meanwhile.
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Channel } from '../../src/delivery/channel.js';
+import { DeliveryWorker } from '../../src/delivery/worker.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { createStore, type DueDelivery, type Store } from '../../src/storage/store.js';
+import { type FreshDatabase, freshSqlite } from '../helpers/databases.js';
+
+const LEASE_MS = 200;
+
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
+
+interface Outage {
+  /** While set, every transaction (so every attempt record) fails as if the database were gone. */
+  down: boolean;
+  /** When set, a claim's result is handed to the worker only once this resolves. */
+  holdClaim: ((claimed: readonly DueDelivery[]) => Promise<void>) | null;
+}
+
+/**
+ * One queued message, a channel that counts sends and takes the database down right after the
+ * first, and a worker with a short lease on the store.
+ */
+async function setUp() {
+  const database: FreshDatabase = await freshSqlite();
+  const store = createStore(await openDatabase(database.config));
+  const outage: Outage = { down: false, holdClaim: null };
+  const flaky: Store = {
+    ...store,
+    transaction: (work) => (outage.down ? Promise.reject(new Error('the database is down')) : store.transaction(work)),
+    outbox: {
+      ...store.outbox,
+      async claimDue(now, limit, leaseMs) {
+        const claimed = await store.outbox.claimDue(now, limit, leaseMs);
+        await outage.holdClaim?.(claimed);
+        return claimed;
+      },
+    },
+  };
+  const sent: string[] = [];
+  const channel: Channel = {
+    name: 'email',
+    async send(delivery) {
+      sent.push(delivery.id);
+      outage.down = true;
+      return { outcome: 'succeeded' };
+    },
+  };
+  const worker = new DeliveryWorker({
+    store: flaky,
+    channels: [channel],
+    logger: pino({ level: 'silent' }),
+    leaseMs: LEASE_MS,
+    pollIntervalMs: 20,
+  });
+  cleanups.push(async () => {
+    await worker.stop();
+    await store.close();
+    await database.drop();
+  });
+  await store.outbox.enqueueMessage({ id: 'message-1', to: 'ada@example.com', subject: 'Your code', body: '123456' }, 'email', new Date());
+  const succeeded = async () => (await store.outbox.countByStatus()).succeeded === 1;
+  return { store, outage, sent, worker, succeeded };
+}
+
+describe('delivery worker during a database outage', () => {
+  it('records a sent message once the database answers again, and sends it once', async () => {
+    const { store, outage, sent, worker, succeeded } = await setUp();
+    await worker.start();
+    await until(() => sent.length === 1);
+    // The outcome cannot be written; the lease runs out several times over meanwhile.
+    await sleep(3 * LEASE_MS);
+    expect(await store.outbox.countByStatus()).toMatchObject({ pending: 1, succeeded: 0 });
+    outage.down = false;
+    await until(succeeded);
+    await sleep(3 * LEASE_MS);
+    expect(sent).toHaveLength(1);
+    expect((await store.outbox.attempts(sent[0] ?? '')).map((attempt) => attempt.outcome)).toEqual(['succeeded']);
+  });
+
+  it('does not send again a delivery that a claim leased just before its outcome was recorded', async () => {
+    const { outage, sent, worker, succeeded } = await setUp();
+    await worker.start();
+    await until(() => sent.length === 1);
+    await sleep(2 * LEASE_MS); // the lease has run out
+    // The database comes back while a claim runs: the claim leases the delivery again (its lease
+    // has run out), then the pending record commits before the claim's result reaches the worker.
+    let held = false;
+    outage.holdClaim = async (claimed) => {
+      if (held || !claimed.some((item) => item.delivery.id === sent[0])) return;
+      held = true;
+      outage.down = false;
+      await until(succeeded);
+    };
+    await until(() => held);
+    await until(succeeded);
+    await sleep(3 * LEASE_MS);
+    expect(sent).toHaveLength(1);
+  });
+});
