@@ -3,15 +3,9 @@
 // rows again on the next start.
 import type { Logger } from 'pino';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { AttemptOutcome, DeliveryAttempt, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
-
-interface AttemptWrite {
-  readonly deliveryId: string;
-  readonly attempt: Omit<DeliveryAttempt, 'attempt'>;
-  readonly result: AttemptOutcome;
-}
 
 export interface WorkerOptions {
   readonly store: Pick<Store, 'outbox' | 'transaction'>;
@@ -62,8 +56,8 @@ export class DeliveryWorker {
   private claiming = false;
   private wakeAgain = false;
   private timer: NodeJS.Timeout | undefined;
-  /** Attempts finishing together are recorded in one transaction (one disk sync, not one each). */
-  private readonly recorder: GroupCommitter<AttemptWrite, undefined>;
+  /** Attempts finishing together are recorded in one transaction. */
+  private readonly recorder: GroupCommitter<AttemptRecord, undefined>;
 
   constructor(private readonly options: WorkerOptions) {
     this.channels = new Map(options.channels.map((channel) => [channel.name, channel]));
@@ -73,10 +67,15 @@ export class DeliveryWorker {
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
     const { outbox } = options.store;
-    this.recorder = new GroupCommitter(options.store, async (tx, writes) => {
-      for (const write of writes) await outbox.recordAttempt(write.deliveryId, write.attempt, write.result, tx);
-      return writes.map(() => undefined);
-    });
+    // Not durable: an attempt record lost with the machine's power means the message may be sent again.
+    this.recorder = new GroupCommitter(
+      options.store,
+      async (tx, writes) => {
+        await outbox.recordAttempts(writes, tx);
+        return writes.map(() => undefined);
+      },
+      { durable: false },
+    );
   }
 
   async start(): Promise<void> {
@@ -170,7 +169,7 @@ export class DeliveryWorker {
    * delivery would be sent again once its lease runs out. Gives up only when the worker stops; the
    * lease then brings the delivery back after the restart (at least once).
    */
-  private async record(delivery: DeliveryRecord, attempt: AttemptWrite['attempt'], result: AttemptOutcome): Promise<void> {
+  private async record(delivery: DeliveryRecord, attempt: AttemptRecord['attempt'], result: AttemptOutcome): Promise<void> {
     for (let waitMs = RECORD_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, RECORD_RETRY_MAX_MS)) {
       try {
         await this.recorder.run({ deliveryId: delivery.id, attempt, result });

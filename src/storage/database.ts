@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { migrateToLatest } from './migrations.js';
@@ -95,4 +95,36 @@ async function openPostgres(url: string): Promise<OpenDatabase> {
     throw error;
   }
   return { db, dialect: 'postgres', ping: async () => void (await pool.query('select 1')) };
+}
+
+/**
+ * Runs `work` in a transaction. A durable one (the default) is on disk when it commits: what the
+ * service promised someone (an inquiry answered 200, a token issued). A non-durable one survives a
+ * crash of the process but may be lost, with the last moments before it, if the machine itself
+ * loses power: for the delivery worker's bookkeeping (claims, attempt records), where such a loss
+ * costs at most a message sent again, it saves a disk sync per commit (SQLite in WAL mode with
+ * synchronous=NORMAL; PostgreSQL with synchronous_commit off, which never corrupts either).
+ */
+export async function inTransaction<T>(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  work: (trx: Transaction<Database>) => Promise<T>,
+  { durable = true }: { durable?: boolean } = {},
+): Promise<T> {
+  if (durable) return db.transaction().execute(work);
+  if (dialect === 'postgres') {
+    return db.transaction().execute(async (trx) => {
+      await sql`set local synchronous_commit = off`.execute(trx);
+      return work(trx);
+    });
+  }
+  // The setting belongs to the connection: hold SQLite's one connection while it is lowered.
+  return db.connection().execute(async (connection) => {
+    await sql`pragma synchronous = normal`.execute(connection);
+    try {
+      return await connection.transaction().execute(work);
+    } finally {
+      await sql`pragma synchronous = full`.execute(connection);
+    }
+  });
 }

@@ -27,6 +27,8 @@ export class GroupCommitter<I, R> {
   constructor(
     private readonly store: Pick<Store, 'transaction'>,
     private readonly process: BatchProcessor<I, R>,
+    /** Durable (the default) unless the results may be lost with the machine's power (see inTransaction). */
+    private readonly options: { durable?: boolean } = {},
   ) {}
 
   /** Resolves with the item's result once the transaction that holds it has committed. */
@@ -52,11 +54,13 @@ export class GroupCommitter<I, R> {
   private async commitBatch(batch: Pending<I, R>[]): Promise<void> {
     let results: (R | Error)[];
     try {
-      results = await this.store.transaction((tx) =>
-        this.process(
-          tx,
-          batch.map((pending) => pending.item),
-        ),
+      results = await this.store.transaction(
+        (tx) =>
+          this.process(
+            tx,
+            batch.map((pending) => pending.item),
+          ),
+        this.options,
       );
     } catch (error) {
       if (batch.length === 1) {

@@ -1,7 +1,7 @@
 // The delivery outbox: deliveries queued with the data that causes them, claimed with a lease (FOR
 // UPDATE SKIP LOCKED on PostgreSQL), attempted, recorded, retried or finished, and re-queued.
 import type { Kysely } from 'kysely';
-import type { Dialect } from './database.js';
+import { type Dialect, inTransaction } from './database.js';
 import { toInquiry } from './rows.js';
 import type { Database, DeliveryStatus } from './schema.js';
 import type { InquiryRecord, Tx } from './store.js';
@@ -47,6 +47,13 @@ export interface DueDelivery {
   readonly payload: Outgoing;
 }
 
+/** One attempt to record: which delivery, how it went, and what follows from it. */
+export interface AttemptRecord {
+  readonly deliveryId: string;
+  readonly attempt: Omit<DeliveryAttempt, 'attempt'>;
+  readonly result: AttemptOutcome;
+}
+
 export type AttemptOutcome =
   | { readonly outcome: 'succeeded' }
   | { readonly outcome: 'retry'; readonly error: string; readonly runAt: Date }
@@ -61,6 +68,13 @@ export interface Outbox {
   claimDue(now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
   /** Records one attempt and its consequence, releasing the lease. */
   recordAttempt(deliveryId: string, attempt: Omit<DeliveryAttempt, 'attempt'>, result: AttemptOutcome, tx?: Tx): Promise<void>;
+  /**
+   * Records many attempts in the caller's transaction. Successes, nearly all of them, are written
+   * together in two statements (their deliveries share one finished_at: when the batch's last send
+   * ended; each attempt row keeps its own time and duration); the others one by one, as
+   * recordAttempt does.
+   */
+  recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<void>;
   /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
   releaseLeases(): Promise<void>;
   /** Puts failed and dead deliveries (all, or one inquiry's) back in the queue; returns how many. */
@@ -119,29 +133,35 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       const at = now.getTime();
       // What the claimed deliveries carry is read in the claim's transaction: if that read fails
       // (the database went away), the claim is rolled back instead of holding them for a lease.
-      const { claimed, inquiryRows, messageRows } = await db.transaction().execute(async (trx) => {
-        const due = trx
-          .selectFrom('deliveries')
-          .select('id')
-          .where('status', '=', 'pending')
-          .where('run_at', '<=', at)
-          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
-          .orderBy('run_at')
-          .limit(limit);
-        const claimed = await trx
-          .updateTable('deliveries')
-          .set({ locked_until: at + leaseMs })
-          .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
-          .returningAll()
-          .execute();
-        const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
-        const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
-        const inquiryRows = references.length
-          ? await trx.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute()
-          : [];
-        const messageRows = messageIds.length ? await trx.selectFrom('messages').selectAll().where('id', 'in', messageIds).execute() : [];
-        return { claimed, inquiryRows, messageRows };
-      });
+      // A claim need not be durable: one lost with the machine's power is claimed again.
+      const { claimed, inquiryRows, messageRows } = await inTransaction(
+        db,
+        dialect,
+        async (trx) => {
+          const due = trx
+            .selectFrom('deliveries')
+            .select('id')
+            .where('status', '=', 'pending')
+            .where('run_at', '<=', at)
+            .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+            .orderBy('run_at')
+            .limit(limit);
+          const claimed = await trx
+            .updateTable('deliveries')
+            .set({ locked_until: at + leaseMs })
+            .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+            .returningAll()
+            .execute();
+          const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
+          const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+          const inquiryRows = references.length
+            ? await trx.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute()
+            : [];
+          const messageRows = messageIds.length ? await trx.selectFrom('messages').selectAll().where('id', 'in', messageIds).execute() : [];
+          return { claimed, inquiryRows, messageRows };
+        },
+        { durable: false },
+      );
       const inquiriesByReference = new Map(inquiryRows.map((row) => [row.reference, toInquiry(row)]));
       const messagesById = new Map(
         messageRows.map((row) => [row.id, { id: row.id, to: row.to_address, subject: row.subject, body: row.body }]),
@@ -199,6 +219,47 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       };
       // Two writes that belong together: in the caller's transaction, or in one of their own.
       await (tx ? record(q(tx)) : db.transaction().execute(record));
+    },
+    async recordAttempts(records, tx) {
+      const trx = q(tx);
+      const succeeded = records.filter((record) => record.result.outcome === 'succeeded');
+      for (const record of records) {
+        if (record.result.outcome !== 'succeeded') await outbox.recordAttempt(record.deliveryId, record.attempt, record.result, tx);
+      }
+      if (succeeded.length === 0) return;
+      const finishedAt = Math.max(...succeeded.map(({ attempt }) => Math.round(attempt.attemptedAt.getTime() + attempt.durationMs)));
+      const updated = await trx
+        .updateTable('deliveries')
+        .set((eb) => ({
+          attempts: eb('attempts', '+', 1),
+          locked_until: null,
+          status: 'succeeded',
+          last_error: null,
+          finished_at: finishedAt,
+        }))
+        .where(
+          'id',
+          'in',
+          succeeded.map((record) => record.deliveryId),
+        )
+        .returning(['id', 'attempts', 'message_id'])
+        .execute();
+      const messageIds = updated.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+      if (messageIds.length > 0) await trx.updateTable('messages').set({ body: '' }).where('id', 'in', messageIds).execute();
+      const attemptNumbers = new Map(updated.map((row) => [row.id, Number(row.attempts)]));
+      await trx
+        .insertInto('delivery_attempts')
+        .values(
+          succeeded.map(({ deliveryId, attempt }) => ({
+            delivery_id: deliveryId,
+            attempt: attemptNumbers.get(deliveryId) ?? 0,
+            attempted_at: attempt.attemptedAt.getTime(),
+            outcome: 'succeeded' as const,
+            error: null,
+            duration_ms: Math.round(attempt.durationMs),
+          })),
+        )
+        .execute();
     },
     async releaseLeases() {
       await db.updateTable('deliveries').set({ locked_until: null }).where('status', '=', 'pending').execute();

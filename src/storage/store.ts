@@ -3,12 +3,21 @@
 // committed together; the domain never sees Kysely itself, only the opaque `Tx`.
 import type { Kysely, Transaction } from 'kysely';
 import { type AuthStore, createAuthStore } from './auth-store.js';
-import type { Dialect, OpenDatabase } from './database.js';
+import { type Dialect, inTransaction, type OpenDatabase } from './database.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { toInquiry } from './rows.js';
 import type { Database } from './schema.js';
 
-export type { AttemptOutcome, DeliveryAttempt, DeliveryRecord, DueDelivery, Outbox, Outgoing, ServiceMessage } from './outbox.js';
+export type {
+  AttemptOutcome,
+  AttemptRecord,
+  DeliveryAttempt,
+  DeliveryRecord,
+  DueDelivery,
+  Outbox,
+  Outgoing,
+  ServiceMessage,
+} from './outbox.js';
 export type { DeliveryStatus } from './schema.js';
 
 /** An open transaction, passed back into store methods. */
@@ -59,7 +68,8 @@ export interface Store {
   readonly inquiries: InquiryStore;
   readonly idempotency: IdempotencyStore;
   readonly outbox: Outbox;
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** A durable transaction unless `durable: false` (see inTransaction). */
+  transaction<T>(work: (tx: Tx) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -158,7 +168,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     inquiries,
     idempotency,
     outbox,
-    transaction: (work) => db.transaction().execute((trx) => work(trx as unknown as Tx)),
+    transaction: (work, options) => inTransaction(db, dialect, (trx) => work(trx as unknown as Tx), options),
     ping,
     close: () => db.destroy(),
   };

@@ -1,5 +1,6 @@
 // The store and group commit: one contract suite run on each backend, on real databases (a
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import { type BatchProcessor, GroupCommitter } from '../../src/storage/group-commit.js';
@@ -73,6 +74,83 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
 
       expect(await store.outbox.requeue(later)).toBe(1);
       expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
+    });
+    it('records a batch of attempts: successes together, others one by one, numbered per delivery', async () => {
+      await openTempStore();
+      const now = new Date('2026-01-01T00:00:00Z');
+      const references = ['INQ-DDDDD1', 'INQ-DDDDD2', 'INQ-DDDDD3'];
+      await store.transaction(async (tx) => {
+        await store.inquiries.insertMany(
+          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
+          tx,
+        );
+        await store.outbox.enqueue(references, ['email'], now, tx);
+      });
+      await store.outbox.enqueueMessage({ id: 'm2', to: 'person@example.com', subject: 'Code', body: 'code 654321' }, 'email', now);
+      const claimed = await store.outbox.claimDue(now, 10, 60_000);
+      const idOf = (reference: string | null) => claimed.find((c) => c.delivery.reference === reference)?.delivery.id ?? '';
+      const later = new Date(now.getTime() + 60_000);
+      const ok = (deliveryId: string, durationMs: number) => ({
+        deliveryId,
+        attempt: { attemptedAt: now, outcome: 'succeeded' as const, error: null, durationMs },
+        result: { outcome: 'succeeded' as const },
+      });
+      await store.transaction((tx) =>
+        store.outbox.recordAttempts(
+          [
+            ok(idOf('INQ-DDDDD1'), 12),
+            {
+              deliveryId: idOf('INQ-DDDDD2'),
+              attempt: { attemptedAt: now, outcome: 'retry', error: 'busy', durationMs: 5 },
+              result: { outcome: 'retry', error: 'busy', runAt: later },
+            },
+            ok(idOf('INQ-DDDDD3'), 40),
+            ok(idOf(null), 7),
+          ],
+          tx,
+        ),
+      );
+      const records = await store.outbox.forReferences(references);
+      expect(records.map((d) => [d.reference, d.status, d.attempts, d.lastError]).sort()).toEqual([
+        ['INQ-DDDDD1', 'succeeded', 1, null],
+        ['INQ-DDDDD2', 'pending', 1, 'busy'],
+        ['INQ-DDDDD3', 'succeeded', 1, null],
+      ]);
+      expect(records.find((d) => d.reference === 'INQ-DDDDD1')?.finishedAt?.getTime()).toBe(now.getTime() + 40);
+      expect(await store.outbox.attempts(idOf('INQ-DDDDD3'))).toEqual([
+        { attempt: 1, attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 40 },
+      ]);
+      expect(await store.outbox.countByStatus()).toEqual({ pending: 1, succeeded: 3, failed: 0, dead: 0 });
+      // The leases are released: only the retry comes back, when it is due.
+      expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.reference)).toEqual(['INQ-DDDDD2']);
+    });
+
+    it('commits a non-durable transaction, and later transactions are durable again', async () => {
+      database = await fresh();
+      const opened = await openDatabase(database.config);
+      store = createStore(opened);
+      const durability = async () =>
+        database.config.kind === 'sqlite'
+          ? String((await sql<{ synchronous: number }>`pragma synchronous`.execute(opened.db)).rows[0]?.synchronous)
+          : String((await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(opened.db)).rows[0]?.synchronous_commit);
+      const durable = database.config.kind === 'sqlite' ? '2' : 'on'; // 2 is FULL
+      expect(await durability()).toBe(durable);
+      await store.transaction(
+        async (tx) => {
+          await store.inquiries.insertMany([{ inquiry: inquiry('INQ-EEEEEE'), fingerprint: 'fp-e' }], tx);
+        },
+        { durable: false },
+      );
+      await expect(
+        store.transaction(
+          async () => {
+            throw new Error('rolled back');
+          },
+          { durable: false },
+        ),
+      ).rejects.toThrow('rolled back');
+      expect(await durability()).toBe(durable);
+      expect(await store.inquiries.findByReference('INQ-EEEEEE')).toMatchObject({ reference: 'INQ-EEEEEE' });
     });
   });
 
