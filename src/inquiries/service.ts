@@ -87,12 +87,15 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
   async function writeBatch(tx: Tx, batch: readonly Submission[]): Promise<(SubmitResult | Error)[]> {
     const receivedAt = now();
     const keys = batch.flatMap((submission) => (submission.key === undefined ? [] : [submission.key]));
-    const knownKeys = await store.idempotency.findMany(keys, tx);
-    const recent = await store.inquiries.findRecentByFingerprints(
-      [...new Set(batch.map((submission) => submission.fingerprint))],
-      new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS),
+    const fingerprints = [...new Set(batch.map((submission) => submission.fingerprint))];
+    // Another instance deciding about the same inquiry or key waits until this batch commits, and
+    // then sees it: folding and idempotency hold across instances, not only within this one.
+    await store.inquiries.lockNames(
+      [...fingerprints.map((fingerprint) => `inquiry:${fingerprint}`), ...keys.map((key) => `key:${key}`)],
       tx,
     );
+    const knownKeys = await store.idempotency.findMany(keys, tx);
+    const recent = await store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx);
 
     // Each decision points at a slot, so a reference renamed after a collision is renamed everywhere.
     type Slot = { reference: string };

@@ -1,7 +1,8 @@
 // The storage ports the domain uses (inquiries, idempotency keys; the outbox is in outbox.ts) and their
 // Kysely implementation. Every method takes an optional transaction so that several writes can be
 // committed together; the domain never sees Kysely itself, only the opaque `Tx`.
-import type { Kysely, Transaction } from 'kysely';
+import { createHash } from 'node:crypto';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { type AuthStore, createAuthStore } from './auth-store.js';
 import { type Dialect, inTransaction, type OpenDatabase } from './database.js';
 import { createOutbox, type Outbox } from './outbox.js';
@@ -44,6 +45,12 @@ export interface InquiryStore {
   /** Inserts those whose reference is free; returns the references inserted. */
   insertMany(inquiries: readonly NewInquiry[], tx?: Tx): Promise<Set<string>>;
   findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
+  /**
+   * Makes concurrent transactions that decide about the same names (fingerprints, idempotency keys)
+   * wait for one another, across processes, until the end of `tx`: on PostgreSQL, transaction-level
+   * advisory locks. On SQLite, where one transaction writes at a time, there is nothing to do.
+   */
+  lockNames(names: readonly string[], tx: Tx): Promise<void>;
   /** For each fingerprint, the earliest inquiry received at or after `since` that has it. */
   findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
   list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
@@ -103,6 +110,13 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
       return row && toInquiry(row);
+    },
+    async lockNames(names, tx) {
+      if (dialect !== 'postgres' || names.length === 0) return;
+      const ids = [...new Set(names.map(advisoryLockId))];
+      // Taken in ascending order (the sorted subquery is scanned in order), so two transactions
+      // locking overlapping sets cannot deadlock.
+      await sql`select pg_advisory_xact_lock(id) from (select unnest(${ids}::bigint[]) as id order by id) as sorted`.execute(q(tx));
     },
     async findRecentByFingerprints(fingerprints, since, tx) {
       const found = new Map<string, string>();
@@ -172,4 +186,9 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     ping,
     close: () => db.destroy(),
   };
+}
+
+/** A PostgreSQL advisory lock id (a signed 64-bit integer, as text) for a name. */
+function advisoryLockId(name: string): string {
+  return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }

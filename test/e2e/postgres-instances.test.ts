@@ -64,6 +64,25 @@ describe('two instances on one PostgreSQL database', () => {
     expect(references.size).toBe(1);
   });
 
+  it('fold the same inquiry sent to both at once into one, with one reference and one mail', async () => {
+    const folded: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const body = validInquiry({ email: `twice-${round}@example.com`, message: `sent to both instances, round ${round}` });
+      const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => post(i % 2 === 0 ? one : two, body)));
+      expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+      const references = new Set(await Promise.all(responses.map(async (r) => referenceOf(await r.text()))));
+      expect(references.size, `round ${round}`).toBe(1);
+      folded.push(...references);
+    }
+    const mailsOf = (reference: string) => smtp.received.filter((mail) => mail.parsed.headers.get('x-inquiry-reference') === reference);
+    const deadline = Date.now() + 15_000;
+    while (folded.some((reference) => mailsOf(reference).length === 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500)); // time for a second copy to show up, if any
+    expect(folded.map((reference) => mailsOf(reference).length)).toEqual([1, 1, 1, 1, 1]);
+  });
+
   it('accept a token issued by one and revoked on the other', async () => {
     const registration = await one.services.auth.register({ type: 'anonymous', client_name: 'Cross-instance agent' });
     const { access_token } = await one.services.auth.token({
