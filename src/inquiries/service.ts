@@ -55,7 +55,10 @@ interface Submission {
 export type InquiryService = ReturnType<typeof createInquiryService>;
 
 export function createInquiryService({ store, channels, now = () => new Date(), onEnqueued, onAccepted }: InquiryServiceDeps) {
-  const committer = new GroupCommitter<Submission, SubmitResult>(store, (tx, batch) => writeBatch(tx, batch));
+  // writeBatch locks what it decides about (store.inquiries.lockNames), so batches may overlap.
+  const committer = new GroupCommitter<Submission, SubmitResult>(store, (tx, batch) => writeBatch(tx, batch), {
+    concurrency: store.parallelWrites,
+  });
 
   async function submit(input: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
     if (!validateInquiry(input)) throw new ValidationError(toFieldErrors(validateInquiry.errors ?? []));

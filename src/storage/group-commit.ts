@@ -22,33 +22,43 @@ export const MAX_BATCH_SIZE = 256;
 
 export class GroupCommitter<I, R> {
   private queue: Pending<I, R>[] = [];
-  private flushing = false;
+  /** Transactions being prepared or committed right now. */
+  private lanes = 0;
 
   constructor(
     private readonly store: Pick<Store, 'transaction'>,
     private readonly process: BatchProcessor<I, R>,
-    /** Durable (the default) unless the results may be lost with the machine's power (see inTransaction). */
-    private readonly options: { durable?: boolean } = {},
+    private readonly options: {
+      /** Durable (the default) unless the results may be lost with the machine's power (see inTransaction). */
+      durable?: boolean;
+      /**
+       * Transactions that may run at once (1 by default). More only help where the database runs
+       * them in parallel and each waits on a network round trip (PostgreSQL); the batch processor
+       * must then make conflicting batches wait for one another (locks), as any two instances must.
+       */
+      concurrency?: number;
+    } = {},
   ) {}
 
   /** Resolves with the item's result once the transaction that holds it has committed. */
   run(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.flushing) {
-        this.flushing = true;
+      if (this.lanes < (this.options.concurrency ?? 1)) {
+        this.lanes++;
         // Let the requests already read in this turn of the event loop join the batch.
         setImmediate(() => void this.flush());
       }
     });
   }
 
+  /** One lane: commits batches from the queue until it is empty. */
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH_SIZE);
       await this.commitBatch(batch);
     }
-    this.flushing = false;
+    this.lanes--;
   }
 
   private async commitBatch(batch: Pending<I, R>[]): Promise<void> {

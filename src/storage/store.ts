@@ -21,6 +21,8 @@ export type {
 } from './outbox.js';
 export type { DeliveryStatus } from './schema.js';
 
+const POSTGRES_PARALLEL_WRITES = 2;
+
 /** An open transaction, passed back into store methods. */
 export type Tx = { readonly __brand: 'Tx' };
 
@@ -71,6 +73,12 @@ export interface IdempotencyStore {
 
 export interface Store {
   readonly dialect: Dialect;
+  /**
+   * Write transactions worth running at once: SQLite has one writer; PostgreSQL runs them in
+   * parallel, and a second one overlaps the first's network round trips and commit (measured: two
+   * give about a quarter more inquiries a second than one, three no more than two).
+   */
+  readonly parallelWrites: number;
   readonly auth: AuthStore;
   readonly inquiries: InquiryStore;
   readonly idempotency: IdempotencyStore;
@@ -178,6 +186,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
 
   return {
     dialect,
+    parallelWrites: dialect === 'postgres' ? POSTGRES_PARALLEL_WRITES : 1,
     auth: createAuthStore(db),
     inquiries,
     idempotency,

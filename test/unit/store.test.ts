@@ -227,6 +227,32 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await second.close();
     });
 
+    it('overlaps as many transactions as the store runs in parallel, and no more', async () => {
+      await openTempStore();
+      let active = 0;
+      let most = 0;
+      const slowly: BatchProcessor<string, string> = async (tx, references) => {
+        active++;
+        most = Math.max(most, active);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        try {
+          return await insertEach(tx, references);
+        } finally {
+          active--;
+        }
+      };
+      const committer = new GroupCommitter(store, slowly, { concurrency: store.parallelWrites });
+      const references = Array.from({ length: 6 }, (_, i) => `INQ-LANES${i}`);
+      const runs: Promise<string>[] = [];
+      for (const reference of references) {
+        runs.push(committer.run(reference));
+        await new Promise((resolve) => setTimeout(resolve, 5)); // each arrives while the last one commits
+      }
+      expect(await Promise.all(runs)).toEqual(references);
+      expect(most).toBe(store.parallelWrites);
+      expect(store.parallelWrites).toBe(database.config.kind === 'sqlite' ? 1 : 2);
+    });
+
     it('rejects only the item refused, and isolates an item that breaks the shared transaction', async () => {
       await openTempStore();
       const committer = new GroupCommitter<string, string>(store, async (tx, references) => {
