@@ -3,7 +3,7 @@
 // rows again on the next start.
 import type { Logger } from 'pino';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
+import type { AttemptOutcome, AttemptRecord, Claim, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
 
@@ -26,7 +26,7 @@ export interface WorkerOptions {
 }
 
 const DEFAULT_CONCURRENCY = 32;
-/** Longer than any single attempt can take (SMTP and webhook timeouts are far below it). */
+/** Longer than any single attempt can take with the default timeouts (an SMTP send: at most ~50 s). */
 const DEFAULT_LEASE_MS = 2 * 60 * 1000;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Shutdown must end within 10 s (CONTRACT.md); sends get this long to finish. */
@@ -43,21 +43,19 @@ export class DeliveryWorker {
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Ids being sent: a lease that ran out while a send is slow must not start the same send again. */
-  private readonly inFlightIds = new Set<string>();
   /**
-   * Deliveries whose attempt was recorded while a claim was running, with their attempt count
-   * then. That claim may have leased them again before the record committed (their lease ran out
-   * while the database was down); such a stale claim must not send them a second time.
+   * Deliveries this worker is sending or recording, with the lease they are held under now. A claim
+   * that finds one of them again (its lease ran out while the database was away, or a send was
+   * slow) renews the lease its outcome is recorded under, instead of sending it a second time.
    */
-  private readonly recordedDuringClaim = new Map<string, number>();
+  private readonly leases = new Map<string, number>();
   private pumping: Promise<void> | undefined;
   private running = false;
   private claiming = false;
   private wakeAgain = false;
   private timer: NodeJS.Timeout | undefined;
   /** Attempts finishing together are recorded in one transaction. */
-  private readonly recorder: GroupCommitter<AttemptRecord, undefined>;
+  private readonly recorder: GroupCommitter<AttemptRecord, boolean>;
 
   constructor(private readonly options: WorkerOptions) {
     this.channels = new Map(options.channels.map((channel) => [channel.name, channel]));
@@ -68,14 +66,7 @@ export class DeliveryWorker {
     this.now = options.now ?? (() => new Date());
     const { outbox } = options.store;
     // Not durable: an attempt record lost with the machine's power means the message may be sent again.
-    this.recorder = new GroupCommitter(
-      options.store,
-      async (tx, writes) => {
-        await outbox.recordAttempts(writes, tx);
-        return writes.map(() => undefined);
-      },
-      { durable: false },
-    );
+    this.recorder = new GroupCommitter(options.store, (tx, writes) => outbox.recordAttempts(writes, tx), { durable: false });
   }
 
   async start(): Promise<void> {
@@ -103,8 +94,8 @@ export class DeliveryWorker {
   async stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
-    await this.pumping;
     const drained = (async () => {
+      await this.pumping;
       while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
       return true;
     })();
@@ -130,13 +121,17 @@ export class DeliveryWorker {
         const capacity = this.concurrency - this.inFlight.size;
         // Claim in chunks (each claim is a committed write): wait until half the slots are free.
         if (capacity < Math.ceil(this.concurrency / 2)) break;
-        this.recordedDuringClaim.clear();
         const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs);
+        const unused: Claim[] = [];
         for (const item of due) {
-          if (this.running && !this.inFlightIds.has(item.delivery.id) && !this.isStale(item)) {
-            this.track(item.delivery.id, this.deliver(item));
-          }
+          const id = item.delivery.id;
+          if (this.leases.has(id)) this.leases.set(id, item.lease);
+          else if (this.running) this.launch(item);
+          else unused.push({ deliveryId: id, lease: item.lease });
         }
+        // Stopped while claiming: what was claimed but not started is given back at once, not
+        // left waiting for its lease.
+        if (unused.length > 0) await this.options.store.outbox.releaseClaims(unused);
         if (due.length === capacity) this.wakeAgain = true;
       } while (this.wakeAgain && this.running);
     } catch (error) {
@@ -147,34 +142,36 @@ export class DeliveryWorker {
     if (this.running) this.timer = setTimeout(() => this.wake(), this.pollIntervalMs).unref();
   }
 
-  private track(id: string, work: Promise<void>): void {
+  private launch(item: DueDelivery): void {
+    const id = item.delivery.id;
+    this.leases.set(id, item.lease);
+    const work = this.deliver(item);
     this.inFlight.add(work);
-    this.inFlightIds.add(id);
     void work.finally(() => {
       this.inFlight.delete(work);
-      this.inFlightIds.delete(id);
+      this.leases.delete(id);
       this.wake();
     });
   }
 
-  /** A claimed delivery this worker has recorded an attempt of since the claim read it. */
-  private isStale({ delivery }: DueDelivery): boolean {
-    const recorded = this.recordedDuringClaim.get(delivery.id);
-    return recorded !== undefined && delivery.attempts < recorded;
-  }
-
   /**
-   * Records an attempt. While the database does not answer (a restart, a failover) the write is
-   * tried again until it succeeds: the outcome of a message already sent must not be lost, or the
-   * delivery would be sent again once its lease runs out. Gives up only when the worker stops; the
-   * lease then brings the delivery back after the restart (at least once).
+   * Records an attempt under the delivery's current lease; false if another worker has taken the
+   * delivery over (the outcome is then theirs to record). While the database does not answer (a
+   * restart, a failover) the write is tried again until it succeeds: the outcome of a message
+   * already sent must not be lost, or the delivery would be sent again once its lease runs out.
+   * Gives up only when the worker stops; the lease then brings the delivery back after the restart
+   * (at least once).
    */
-  private async record(delivery: DeliveryRecord, attempt: AttemptRecord['attempt'], result: AttemptOutcome): Promise<void> {
-    for (let waitMs = RECORD_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, RECORD_RETRY_MAX_MS)) {
+  private async record(delivery: DeliveryRecord, attempt: AttemptRecord['attempt'], result: AttemptOutcome): Promise<boolean> {
+    let waitMs = RECORD_RETRY_FIRST_MS;
+    while (true) {
+      const lease = this.leases.get(delivery.id) ?? -1;
       try {
-        await this.recorder.run({ deliveryId: delivery.id, attempt, result });
-        if (this.claiming) this.recordedDuringClaim.set(delivery.id, delivery.attempts + 1);
-        return;
+        if (await this.recorder.run({ deliveryId: delivery.id, lease, attempt, result })) return true;
+        // Not held under that lease any more. A claim of this worker's, running now, may have
+        // renewed it: wait for the claim, and record under the new lease if so.
+        if (this.claiming) await this.pumping;
+        if (this.leases.get(delivery.id) === lease) return false;
       } catch (error) {
         if (!this.running) throw error;
         if (waitMs === RECORD_RETRY_FIRST_MS) {
@@ -184,6 +181,7 @@ export class DeliveryWorker {
           );
         }
         await new Promise((resolve) => setTimeout(resolve, waitMs));
+        waitMs = Math.min(waitMs * 2, RECORD_RETRY_MAX_MS);
       }
     }
   }
@@ -205,30 +203,41 @@ export class DeliveryWorker {
     }
     const durationMs = performance.now() - started;
     const failures = delivery.attempts + 1;
+    const attempt = { attemptedAt, outcome: result.outcome, error: result.outcome === 'succeeded' ? null : result.error, durationMs };
+    const outcome: AttemptOutcome =
+      result.outcome !== 'retry'
+        ? result
+        : ((runAt) => (runAt === null ? { outcome: 'dead', error: result.error } : { outcome: 'retry', error: result.error, runAt }))(
+            nextAttemptAt(delivery.queuedAt, this.now(), failures, this.retry),
+          );
+    let recorded: boolean;
     try {
-      if (result.outcome === 'succeeded') {
-        await this.record(delivery, { attemptedAt, outcome: 'succeeded', error: null, durationMs }, result);
-        log.info({ attempt: failures, durationMs: Math.round(durationMs) }, `${payload.kind} delivered`);
-        this.options.onDelivered?.(delivery.channel, (this.now().getTime() - delivery.queuedAt.getTime()) / 1000);
-        return;
-      }
-      const attempt = { attemptedAt, outcome: result.outcome, error: result.error, durationMs } as const;
-      if (result.outcome === 'failed') {
-        await this.record(delivery, attempt, { outcome: 'failed', error: result.error });
-        log.error({ attempt: failures, error: result.error }, 'delivery failed permanently; re-queue it with the CLI once fixed');
-        return;
-      }
-      const runAt = nextAttemptAt(delivery.queuedAt, this.now(), failures, this.retry);
-      if (runAt === null) {
-        await this.record(delivery, attempt, { outcome: 'dead', error: result.error });
-        log.error({ attempt: failures, error: result.error }, 'delivery given up after the retry window; re-queue it with the CLI');
-        return;
-      }
-      await this.record(delivery, attempt, { outcome: 'retry', error: result.error, runAt });
-      log.warn({ attempt: failures, error: result.error, retryAt: runAt.toISOString() }, 'delivery attempt failed; will retry');
+      recorded = await this.record(delivery, attempt, outcome);
     } catch (error) {
       // Stopped before the attempt could be recorded: the lease expires and the delivery is tried again.
       log.error({ err: error }, 'could not record a delivery attempt before stopping; it is tried again after its lease');
+      return;
+    }
+    if (!recorded) {
+      log.warn(
+        { attempt: failures, outcome: outcome.outcome },
+        'the lease ran out and another worker took the delivery over; the outcome is theirs',
+      );
+      return;
+    }
+    switch (outcome.outcome) {
+      case 'succeeded':
+        log.info({ attempt: failures, durationMs: Math.round(durationMs) }, `${payload.kind} delivered`);
+        this.options.onDelivered?.(delivery.channel, (this.now().getTime() - delivery.queuedAt.getTime()) / 1000);
+        break;
+      case 'failed':
+        log.error({ attempt: failures, error: outcome.error }, 'delivery failed permanently; re-queue it with the CLI once fixed');
+        break;
+      case 'dead':
+        log.error({ attempt: failures, error: outcome.error }, 'delivery given up after the retry window; re-queue it with the CLI');
+        break;
+      case 'retry':
+        log.warn({ attempt: failures, error: outcome.error, retryAt: outcome.runAt.toISOString() }, 'delivery attempt failed; will retry');
     }
   }
 }

@@ -69,11 +69,24 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
 /** Connections per process; a few suffice because group commit batches the writes. */
 const POSTGRES_POOL_SIZE = 10;
 const PG_INT8_OID = 20;
+const POSTGRES_CONNECT_TIMEOUT_MS = 5_000;
+/** Far above any query of the service's (group-committed batches take milliseconds). */
+const POSTGRES_QUERY_TIMEOUT_MS = 30_000;
+const POSTGRES_KEEPALIVE_MS = 10_000;
+/** The health check answers 503 rather than keep a load balancer waiting. */
+const PING_TIMEOUT_MS = 2_000;
 
 async function openPostgres(url: string): Promise<OpenDatabase> {
   const pool = new pg.Pool({
     connectionString: url,
     max: POSTGRES_POOL_SIZE,
+    // A server that stops answering (a partition, a failover that leaves the old address silent)
+    // must fail queries in bounded time, not after TCP's own timeouts (minutes to hours): health
+    // answers 503, the worker retries, and shutdown stays within its deadline.
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+    query_timeout: POSTGRES_QUERY_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_MS,
     // Times are milliseconds in BIGINT columns: far below 2^53, so they read back as numbers.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -94,16 +107,20 @@ async function openPostgres(url: string): Promise<OpenDatabase> {
     await db.destroy();
     throw error;
   }
-  return { db, dialect: 'postgres', ping: async () => void (await pool.query('select 1')) };
+  // pg reads a per-query query_timeout (client.js), though its types do not list it.
+  const probe = { text: 'select 1', query_timeout: PING_TIMEOUT_MS } as pg.QueryConfig;
+  return { db, dialect: 'postgres', ping: async () => void (await pool.query(probe)) };
 }
 
 /**
  * Runs `work` in a transaction. A durable one (the default) is on disk when it commits: what the
- * service promised someone (an inquiry answered 200, a token issued). A non-durable one survives a
- * crash of the process but may be lost, with the last moments before it, if the machine itself
- * loses power: for the delivery worker's bookkeeping (claims, attempt records), where such a loss
- * costs at most a message sent again, it saves a disk sync per commit (SQLite in WAL mode with
- * synchronous=NORMAL; PostgreSQL with synchronous_commit off, which never corrupts either).
+ * service promised someone (an inquiry answered 200, a token issued). On SQLite a non-durable one
+ * (WAL with synchronous=NORMAL) survives a crash of the process but may be lost, with the last
+ * moments before it, if the machine itself loses power: for the delivery worker's bookkeeping
+ * (claims, attempt records), where such a loss costs at most a message sent again, it saves a disk
+ * sync per commit, which better-sqlite3 would otherwise wait for on the event loop. PostgreSQL
+ * commits are always durable: its asynchronous commit loses transactions on a crash of the
+ * database server, not only of the machine, and a failover is the case several instances are for.
  */
 export async function inTransaction<T>(
   db: Kysely<Database>,
@@ -111,13 +128,7 @@ export async function inTransaction<T>(
   work: (trx: Transaction<Database>) => Promise<T>,
   { durable = true }: { durable?: boolean } = {},
 ): Promise<T> {
-  if (durable) return db.transaction().execute(work);
-  if (dialect === 'postgres') {
-    return db.transaction().execute(async (trx) => {
-      await sql`set local synchronous_commit = off`.execute(trx);
-      return work(trx);
-    });
-  }
+  if (durable || dialect === 'postgres') return db.transaction().execute(work);
   // The setting belongs to the connection: hold SQLite's one connection while it is lowered.
   return db.connection().execute(async (connection) => {
     await sql`pragma synchronous = normal`.execute(connection);

@@ -1,6 +1,6 @@
 // The delivery outbox: deliveries queued with the data that causes them, claimed with a lease (FOR
 // UPDATE SKIP LOCKED on PostgreSQL), attempted, recorded, retried or finished, and re-queued.
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import { type Dialect, inTransaction } from './database.js';
 import { toInquiry } from './rows.js';
 import type { Database, DeliveryStatus } from './schema.js';
@@ -45,11 +45,22 @@ export type Outgoing =
 export interface DueDelivery {
   readonly delivery: DeliveryRecord;
   readonly payload: Outgoing;
+  /**
+   * The claim's token (the lease's end, in ms): an attempt is recorded only under the lease it was
+   * made under, so a worker whose lease ran out and was taken over cannot overwrite the outcome
+   * recorded by the one that took it over.
+   */
+  readonly lease: number;
 }
 
-/** One attempt to record: which delivery, how it went, and what follows from it. */
-export interface AttemptRecord {
+/** A claim to give back: the delivery and the lease it is held under. */
+export interface Claim {
   readonly deliveryId: string;
+  readonly lease: number;
+}
+
+/** One attempt to record: which delivery, under which lease, how it went, and what follows from it. */
+export interface AttemptRecord extends Claim {
   readonly attempt: Omit<DeliveryAttempt, 'attempt'>;
   readonly result: AttemptOutcome;
 }
@@ -66,15 +77,20 @@ export interface Outbox {
   enqueueMessage(message: ServiceMessage, channel: string, now: Date, tx?: Tx): Promise<void>;
   /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
   claimDue(now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
-  /** Records one attempt and its consequence, releasing the lease. */
-  recordAttempt(deliveryId: string, attempt: Omit<DeliveryAttempt, 'attempt'>, result: AttemptOutcome, tx?: Tx): Promise<void>;
   /**
-   * Records many attempts in the caller's transaction. Successes, nearly all of them, are written
-   * together in two statements (their deliveries share one finished_at: when the batch's last send
-   * ended; each attempt row keeps its own time and duration); the others one by one, as
-   * recordAttempt does.
+   * Records one attempt and its consequence, releasing the lease. False, and nothing written, when
+   * the delivery is no longer held under that lease (it ran out and was claimed again).
    */
-  recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<void>;
+  recordAttempt(record: AttemptRecord, tx?: Tx): Promise<boolean>;
+  /**
+   * Records many attempts in the caller's transaction; for each, whether it was recorded (as
+   * recordAttempt). Successes, nearly all of them, are written together in two statements (their
+   * deliveries share one finished_at: when the batch's last send ended; each attempt row keeps its
+   * own time and duration); the others one by one.
+   */
+  recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<boolean[]>;
+  /** Gives claims back unused (still due, for any worker to claim), where they are still held. */
+  releaseClaims(claims: readonly Claim[]): Promise<void>;
   /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
   releaseLeases(): Promise<void>;
   /** Puts failed and dead deliveries (all, or one inquiry's) back in the queue; returns how many. */
@@ -116,6 +132,15 @@ function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'cha
     queued_at: now.getTime(),
     finished_at: null,
   };
+}
+
+/** Pending deliveries still held under the given claims. */
+function heldUnder(claims: readonly Claim[]) {
+  return (eb: ExpressionBuilder<Database, 'deliveries'>) =>
+    eb.and([
+      eb('status', '=', 'pending'),
+      eb.or(claims.map(({ deliveryId, lease }) => eb.and([eb('id', '=', deliveryId), eb('locked_until', '=', lease)]))),
+    ]);
 }
 
 export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
@@ -168,9 +193,10 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       );
       return claimed.flatMap((row): DueDelivery[] => {
         const inquiry = row.reference === null ? undefined : inquiriesByReference.get(row.reference);
-        if (inquiry) return [{ delivery: toDelivery(row), payload: { kind: 'inquiry', inquiry } }];
+        const lease = at + leaseMs;
+        if (inquiry) return [{ delivery: toDelivery(row), payload: { kind: 'inquiry', inquiry }, lease }];
         const message = row.message_id === null ? undefined : messagesById.get(row.message_id);
-        return message ? [{ delivery: toDelivery(row), payload: { kind: 'message', message } }] : [];
+        return message ? [{ delivery: toDelivery(row), payload: { kind: 'message', message }, lease }] : [];
       });
     },
     async enqueueMessage(message, channel, now, tx) {
@@ -186,7 +212,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       };
       await (tx ? write(q(tx)) : db.transaction().execute(write));
     },
-    async recordAttempt(deliveryId, attempt, result, tx) {
+    async recordAttempt({ deliveryId, lease, attempt, result }, tx) {
       const record = async (trx: Kysely<Database>) => {
         const updated = await trx
           .updateTable('deliveries')
@@ -199,8 +225,11 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
             finished_at: result.outcome === 'retry' ? null : Math.round(attempt.attemptedAt.getTime() + attempt.durationMs),
           }))
           .where('id', '=', deliveryId)
+          .where('locked_until', '=', lease)
+          .where('status', '=', 'pending')
           .returning(['attempts', 'message_id'])
-          .executeTakeFirstOrThrow();
+          .executeTakeFirst();
+        if (!updated) return false;
         // A finished service message keeps its envelope for the record, not its one-time code.
         if (updated.message_id !== null && result.outcome !== 'retry') {
           await trx.updateTable('messages').set({ body: '' }).where('id', '=', updated.message_id).execute();
@@ -216,50 +245,58 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
             duration_ms: Math.round(attempt.durationMs),
           })
           .execute();
+        return true;
       };
       // Two writes that belong together: in the caller's transaction, or in one of their own.
-      await (tx ? record(q(tx)) : db.transaction().execute(record));
+      return tx ? record(q(tx)) : db.transaction().execute(record);
     },
     async recordAttempts(records, tx) {
       const trx = q(tx);
+      const recorded = new Map<AttemptRecord, boolean>();
       const succeeded = records.filter((record) => record.result.outcome === 'succeeded');
       for (const record of records) {
-        if (record.result.outcome !== 'succeeded') await outbox.recordAttempt(record.deliveryId, record.attempt, record.result, tx);
+        if (record.result.outcome !== 'succeeded') recorded.set(record, await outbox.recordAttempt(record, tx));
       }
-      if (succeeded.length === 0) return;
-      const finishedAt = Math.max(...succeeded.map(({ attempt }) => Math.round(attempt.attemptedAt.getTime() + attempt.durationMs)));
-      const updated = await trx
-        .updateTable('deliveries')
-        .set((eb) => ({
-          attempts: eb('attempts', '+', 1),
-          locked_until: null,
-          status: 'succeeded',
-          last_error: null,
-          finished_at: finishedAt,
-        }))
-        .where(
-          'id',
-          'in',
-          succeeded.map((record) => record.deliveryId),
-        )
-        .returning(['id', 'attempts', 'message_id'])
-        .execute();
-      const messageIds = updated.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
-      if (messageIds.length > 0) await trx.updateTable('messages').set({ body: '' }).where('id', 'in', messageIds).execute();
-      const attemptNumbers = new Map(updated.map((row) => [row.id, Number(row.attempts)]));
-      await trx
-        .insertInto('delivery_attempts')
-        .values(
-          succeeded.map(({ deliveryId, attempt }) => ({
-            delivery_id: deliveryId,
-            attempt: attemptNumbers.get(deliveryId) ?? 0,
-            attempted_at: attempt.attemptedAt.getTime(),
-            outcome: 'succeeded' as const,
-            error: null,
-            duration_ms: Math.round(attempt.durationMs),
-          })),
-        )
-        .execute();
+      if (succeeded.length > 0) {
+        const finishedAt = Math.max(...succeeded.map(({ attempt }) => Math.round(attempt.attemptedAt.getTime() + attempt.durationMs)));
+        const updated = await trx
+          .updateTable('deliveries')
+          .set((eb) => ({
+            attempts: eb('attempts', '+', 1),
+            locked_until: null,
+            status: 'succeeded',
+            last_error: null,
+            finished_at: finishedAt,
+          }))
+          .where(heldUnder(succeeded))
+          .returning(['id', 'attempts', 'message_id'])
+          .execute();
+        const messageIds = updated.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+        if (messageIds.length > 0) await trx.updateTable('messages').set({ body: '' }).where('id', 'in', messageIds).execute();
+        const attemptNumbers = new Map(updated.map((row) => [row.id, Number(row.attempts)]));
+        const written = succeeded.filter(({ deliveryId }) => attemptNumbers.has(deliveryId));
+        if (written.length > 0) {
+          await trx
+            .insertInto('delivery_attempts')
+            .values(
+              written.map(({ deliveryId, attempt }) => ({
+                delivery_id: deliveryId,
+                attempt: attemptNumbers.get(deliveryId) ?? 0,
+                attempted_at: attempt.attemptedAt.getTime(),
+                outcome: 'succeeded' as const,
+                error: null,
+                duration_ms: Math.round(attempt.durationMs),
+              })),
+            )
+            .execute();
+        }
+        for (const record of succeeded) recorded.set(record, attemptNumbers.has(record.deliveryId));
+      }
+      return records.map((record) => recorded.get(record) ?? false);
+    },
+    async releaseClaims(claims) {
+      if (claims.length === 0) return;
+      await db.updateTable('deliveries').set({ locked_until: null }).where(heldUnder(claims)).execute();
     },
     async releaseLeases() {
       await db.updateTable('deliveries').set({ locked_until: null }).where('status', '=', 'pending').execute();

@@ -12,6 +12,7 @@ import type { Database } from './schema.js';
 export type {
   AttemptOutcome,
   AttemptRecord,
+  Claim,
   DeliveryAttempt,
   DeliveryRecord,
   DueDelivery,

@@ -1,6 +1,7 @@
 // The delivery worker across a database outage, on a real SQLite store whose writes fail while the
 // test says the database is down: a message already sent is recorded once the database answers
-// again, and never sent a second time, even after its lease has run out meanwhile.
+// again, and never sent a second time, even after its lease has run out meanwhile; and a worker
+// stopped in the middle of a claim gives back what it claimed.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Channel } from '../../src/delivery/channel.js';
@@ -32,19 +33,25 @@ interface Outage {
   down: boolean;
   /** When set, a claim's result is handed to the worker only once this resolves. */
   holdClaim: ((claimed: readonly DueDelivery[]) => Promise<void>) | null;
+  /** Transactions that reached the database (attempt records, while the database is up). */
+  transactions: number;
 }
 
 /**
  * One queued message, a channel that counts sends and takes the database down right after the
  * first, and a worker with a short lease on the store.
  */
-async function setUp() {
+async function setUp(leaseMs = LEASE_MS) {
   const database: FreshDatabase = await freshSqlite();
   const store = createStore(await openDatabase(database.config));
-  const outage: Outage = { down: false, holdClaim: null };
+  const outage: Outage = { down: false, holdClaim: null, transactions: 0 };
   const flaky: Store = {
     ...store,
-    transaction: (work) => (outage.down ? Promise.reject(new Error('the database is down')) : store.transaction(work)),
+    transaction: (work, options) => {
+      if (outage.down) return Promise.reject(new Error('the database is down'));
+      outage.transactions++;
+      return store.transaction(work, options);
+    },
     outbox: {
       ...store.outbox,
       async claimDue(now, limit, leaseMs) {
@@ -67,7 +74,7 @@ async function setUp() {
     store: flaky,
     channels: [channel],
     logger: pino({ level: 'silent' }),
-    leaseMs: LEASE_MS,
+    leaseMs,
     pollIntervalMs: 20,
   });
   cleanups.push(async () => {
@@ -95,23 +102,41 @@ describe('delivery worker during a database outage', () => {
     expect((await store.outbox.attempts(sent[0] ?? '')).map((attempt) => attempt.outcome)).toEqual(['succeeded']);
   });
 
-  it('does not send again a delivery that a claim leased just before its outcome was recorded', async () => {
-    const { outage, sent, worker, succeeded } = await setUp();
+  it('does not send again a delivery that a claim leased again before its outcome was recorded', async () => {
+    const { store, outage, sent, worker, succeeded } = await setUp();
     await worker.start();
     await until(() => sent.length === 1);
     await sleep(2 * LEASE_MS); // the lease has run out
     // The database comes back while a claim runs: the claim leases the delivery again (its lease
-    // has run out), then the pending record commits before the claim's result reaches the worker.
+    // has run out), and the pending record is written, under the old lease, before the claim's
+    // result reaches the worker. The worker then records the outcome under the new lease.
     let held = false;
     outage.holdClaim = async (claimed) => {
       if (held || !claimed.some((item) => item.delivery.id === sent[0])) return;
       held = true;
       outage.down = false;
-      await until(succeeded);
+      const before = outage.transactions;
+      await until(() => outage.transactions > before);
+      await sleep(50);
+      expect(await store.outbox.countByStatus()).toMatchObject({ pending: 1, succeeded: 0 });
     };
     await until(() => held);
     await until(succeeded);
     await sleep(3 * LEASE_MS);
     expect(sent).toHaveLength(1);
+  });
+
+  it('gives back at once what a claim leased while the worker was stopping', async () => {
+    const { store, outage, sent, worker } = await setUp(60_000);
+    let stopping: Promise<void> | undefined;
+    outage.holdClaim = async (claimed) => {
+      if (claimed.length > 0) stopping ??= worker.stop();
+    };
+    await worker.start();
+    await until(() => stopping !== undefined);
+    await stopping;
+    expect(sent).toEqual([]);
+    // Claimable now, not in a minute when the lease would have run out.
+    expect(await store.outbox.claimDue(new Date(), 10, 60_000)).toHaveLength(1);
   });
 });

@@ -1,10 +1,10 @@
 // The store and group commit: one contract suite run on each backend, on real databases (a
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import { type BatchProcessor, GroupCommitter } from '../../src/storage/group-commit.js';
-import { createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
+import { type AttemptRecord, createStore, type DueDelivery, type InquiryRecord, type Store } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
@@ -45,25 +45,33 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(claimed[0]?.payload).toMatchObject({ kind: 'inquiry', inquiry: { reference: 'INQ-AAAAAA' } });
       expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]);
       // After the lease ends, another claim gets them back (a crashed worker's deliveries return).
-      expect(await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000)).toHaveLength(2);
+      const takenOver = await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000);
+      expect(takenOver).toHaveLength(2);
 
       const email = claimed.find((c) => c.delivery.channel === 'email')?.delivery.id ?? '';
+      const leaseOf = (claim: readonly DueDelivery[]) => claim.find((c) => c.delivery.id === email)?.lease ?? -1;
       const later = new Date(now.getTime() + 5_000);
-      await store.outbox.recordAttempt(
-        email,
-        { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3.7 },
-        { outcome: 'retry', error: 'down', runAt: later },
-      );
+      const retry = {
+        deliveryId: email,
+        attempt: { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3.7 },
+        result: { outcome: 'retry', error: 'down', runAt: later },
+      } as const;
+      // Under the first claim's lease, taken over since, nothing is recorded; under the new one it is,
+      // once: the same write again (a retry after an unacknowledged commit) finds the lease released.
+      expect(await store.outbox.recordAttempt({ ...retry, lease: leaseOf(claimed) })).toBe(false);
+      expect(await store.outbox.recordAttempt({ ...retry, lease: leaseOf(takenOver) })).toBe(true);
+      expect(await store.outbox.recordAttempt({ ...retry, lease: leaseOf(takenOver) })).toBe(false);
       expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]); // the email is not due yet, the webhook leased
       expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.channel)).toEqual(['email']);
       await store.outbox.releaseLeases();
       const retried = await store.outbox.claimDue(later, 10, 60_000);
       expect(retried.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
-      await store.outbox.recordAttempt(
-        email,
-        { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2.25 },
-        { outcome: 'failed', error: '550' },
-      );
+      await store.outbox.recordAttempt({
+        deliveryId: email,
+        lease: leaseOf(retried),
+        attempt: { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2.25 },
+        result: { outcome: 'failed', error: '550' },
+      });
       const [record] = (await store.outbox.forReference('INQ-AAAAAA')).filter((d) => d.channel === 'email');
       expect(record).toMatchObject({ status: 'failed', attempts: 2, lastError: '550' });
       expect((await store.outbox.attempts(email)).map((a) => [a.attempt, a.outcome, a.error])).toEqual([
@@ -76,7 +84,9 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
     });
     it('records a batch of attempts: successes together, others one by one, numbered per delivery', async () => {
-      await openTempStore();
+      database = await fresh();
+      const opened = await openDatabase(database.config);
+      store = createStore(opened);
       const now = new Date('2026-01-01T00:00:00Z');
       const references = ['INQ-DDDDD1', 'INQ-DDDDD2', 'INQ-DDDDD3'];
       await store.transaction(async (tx) => {
@@ -89,27 +99,28 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await store.outbox.enqueueMessage({ id: 'm2', to: 'person@example.com', subject: 'Code', body: 'code 654321' }, 'email', now);
       const claimed = await store.outbox.claimDue(now, 10, 60_000);
       const idOf = (reference: string | null) => claimed.find((c) => c.delivery.reference === reference)?.delivery.id ?? '';
+      const leaseOf = (deliveryId: string) => claimed.find((c) => c.delivery.id === deliveryId)?.lease ?? -1;
       const later = new Date(now.getTime() + 60_000);
       const ok = (deliveryId: string, durationMs: number) => ({
         deliveryId,
+        lease: leaseOf(deliveryId),
         attempt: { attemptedAt: now, outcome: 'succeeded' as const, error: null, durationMs },
         result: { outcome: 'succeeded' as const },
       });
-      await store.transaction((tx) =>
-        store.outbox.recordAttempts(
-          [
-            ok(idOf('INQ-DDDDD1'), 12),
-            {
-              deliveryId: idOf('INQ-DDDDD2'),
-              attempt: { attemptedAt: now, outcome: 'retry', error: 'busy', durationMs: 5 },
-              result: { outcome: 'retry', error: 'busy', runAt: later },
-            },
-            ok(idOf('INQ-DDDDD3'), 40),
-            ok(idOf(null), 7),
-          ],
-          tx,
-        ),
-      );
+      const batch: AttemptRecord[] = [
+        ok(idOf('INQ-DDDDD1'), 12),
+        {
+          deliveryId: idOf('INQ-DDDDD2'),
+          lease: leaseOf(idOf('INQ-DDDDD2')),
+          attempt: { attemptedAt: now, outcome: 'retry', error: 'busy', durationMs: 5 },
+          result: { outcome: 'retry', error: 'busy', runAt: later },
+        },
+        ok(idOf('INQ-DDDDD3'), 40),
+        ok(idOf(null), 7),
+      ];
+      expect(await store.transaction((tx) => store.outbox.recordAttempts(batch, tx))).toEqual([true, true, true, true]);
+      // Written again (a retry after an unacknowledged commit): the leases are gone, nothing changes.
+      expect(await store.transaction((tx) => store.outbox.recordAttempts(batch, tx))).toEqual([false, false, false, false]);
       const records = await store.outbox.forReferences(references);
       expect(records.map((d) => [d.reference, d.status, d.attempts, d.lastError]).sort()).toEqual([
         ['INQ-DDDDD1', 'succeeded', 1, null],
@@ -121,6 +132,11 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         { attempt: 1, attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 40 },
       ]);
       expect(await store.outbox.countByStatus()).toEqual({ pending: 1, succeeded: 3, failed: 0, dead: 0 });
+      // The delivered service message keeps its envelope, not its code.
+      expect(await opened.db.selectFrom('messages').select(['to_address', 'body']).where('id', '=', 'm2').executeTakeFirst()).toEqual({
+        to_address: 'person@example.com',
+        body: '',
+      });
       // The leases are released: only the retry comes back, when it is due.
       expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.reference)).toEqual(['INQ-DDDDD2']);
     });
@@ -135,12 +151,22 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
           : String((await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(opened.db)).rows[0]?.synchronous_commit);
       const durable = database.config.kind === 'sqlite' ? '2' : 'on'; // 2 is FULL
       expect(await durability()).toBe(durable);
-      await store.transaction(
+      // Inside: SQLite syncs less (NORMAL, 1); PostgreSQL commits durably all the same.
+      const inside = await store.transaction(
         async (tx) => {
           await store.inquiries.insertMany([{ inquiry: inquiry('INQ-EEEEEE'), fingerprint: 'fp-e' }], tx);
+          return database.config.kind === 'sqlite'
+            ? String(
+                (await sql<{ synchronous: number }>`pragma synchronous`.execute(tx as unknown as Kysely<unknown>)).rows[0]?.synchronous,
+              )
+            : String(
+                (await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(tx as unknown as Kysely<unknown>)).rows[0]
+                  ?.synchronous_commit,
+              );
         },
         { durable: false },
       );
+      expect(inside).toBe(database.config.kind === 'sqlite' ? '1' : 'on');
       await expect(
         store.transaction(
           async () => {
@@ -167,11 +193,12 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         message: { id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' },
       });
       expect(due?.delivery.reference).toBeNull();
-      await store.outbox.recordAttempt(
-        due?.delivery.id ?? '',
-        { attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 1 },
-        { outcome: 'succeeded' },
-      );
+      await store.outbox.recordAttempt({
+        deliveryId: due?.delivery.id ?? '',
+        lease: due?.lease ?? -1,
+        attempt: { attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 1 },
+        result: { outcome: 'succeeded' },
+      });
       const row = await opened.db.selectFrom('messages').selectAll().where('id', '=', 'm1').executeTakeFirstOrThrow();
       expect(row).toMatchObject({ to_address: 'person@example.com', subject: 'Your code', body: '' });
     });
