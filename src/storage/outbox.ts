@@ -134,11 +134,20 @@ function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'cha
   };
 }
 
-/** Pending deliveries still held under the given claims. */
+/**
+ * Deliveries still held under the given claims. Only a pending delivery has a lease (recording an
+ * outcome or re-queueing clears it), so the lease alone says it is still ours. The id list comes
+ * first so that SQLite looks the rows up by primary key (with a condition on status, it would scan
+ * every pending delivery instead).
+ */
 function heldUnder(claims: readonly Claim[]) {
   return (eb: ExpressionBuilder<Database, 'deliveries'>) =>
     eb.and([
-      eb('status', '=', 'pending'),
+      eb(
+        'id',
+        'in',
+        claims.map(({ deliveryId }) => deliveryId),
+      ),
       eb.or(claims.map(({ deliveryId, lease }) => eb.and([eb('id', '=', deliveryId), eb('locked_until', '=', lease)]))),
     ]);
 }
@@ -226,7 +235,6 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
           }))
           .where('id', '=', deliveryId)
           .where('locked_until', '=', lease)
-          .where('status', '=', 'pending')
           .returning(['attempts', 'message_id'])
           .executeTakeFirst();
         if (!updated) return false;
