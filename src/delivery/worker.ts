@@ -53,6 +53,8 @@ export class DeliveryWorker {
   private running = false;
   private claiming = false;
   private wakeAgain = false;
+  /** The last claim failed (the database is away); logged once until a claim succeeds again. */
+  private outboxUnreadable = false;
   private timer: NodeJS.Timeout | undefined;
   /** Attempts finishing together are recorded in one transaction. */
   private readonly recorder: GroupCommitter<AttemptRecord, boolean>;
@@ -133,9 +135,15 @@ export class DeliveryWorker {
         // left waiting for its lease.
         if (unused.length > 0) await this.options.store.outbox.releaseClaims(unused);
         if (due.length === capacity) this.wakeAgain = true;
+        if (this.outboxUnreadable) {
+          this.outboxUnreadable = false;
+          this.options.logger.info('delivery worker reads the outbox again');
+        }
       } while (this.wakeAgain && this.running);
     } catch (error) {
-      this.options.logger.error({ err: error }, 'delivery worker could not read the outbox; will retry');
+      // Once per outage, not once per poll.
+      if (!this.outboxUnreadable) this.options.logger.error({ err: error }, 'delivery worker could not read the outbox; will retry');
+      this.outboxUnreadable = true;
     } finally {
       this.claiming = false;
     }
