@@ -22,7 +22,7 @@ export type {
 } from './outbox.js';
 export type { DeliveryStatus } from './schema.js';
 
-const POSTGRES_PARALLEL_WRITES = 2;
+const POSTGRES_PARALLEL_WRITES = 4;
 
 /** An open transaction, passed back into store methods. */
 export type Tx = { readonly __brand: 'Tx' };
@@ -76,8 +76,9 @@ export interface Store {
   readonly dialect: Dialect;
   /**
    * Write transactions worth running at once: SQLite has one writer; PostgreSQL runs them in
-   * parallel, and a second one overlaps the first's network round trips and commit (measured: two
-   * give about a quarter more inquiries a second than one, three no more than two).
+   * parallel, and each overlaps the others' network round trips and commits (measured on 2 cores
+   * with the server beside the service and delivery running: 2,860 inquiries/s with two, 3,430
+   * with three or four, 1,700-2,100 with one).
    */
   readonly parallelWrites: number;
   readonly auth: AuthStore;

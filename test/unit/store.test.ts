@@ -261,7 +261,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const slowly: BatchProcessor<string, string> = async (tx, references) => {
         active++;
         most = Math.max(most, active);
-        await new Promise((resolve) => setTimeout(resolve, 30));
+        await new Promise((resolve) => setTimeout(resolve, 150));
         try {
           return await insertEach(tx, references);
         } finally {
@@ -269,7 +269,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         }
       };
       const committer = new GroupCommitter(store, slowly, { concurrency: store.parallelWrites });
-      const references = Array.from({ length: 6 }, (_, i) => `INQ-LANES${i}`);
+      const references = Array.from({ length: 8 }, (_, i) => `INQ-LANES${i}`);
       const runs: Promise<string>[] = [];
       for (const reference of references) {
         runs.push(committer.run(reference));
@@ -277,7 +277,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       }
       expect(await Promise.all(runs)).toEqual(references);
       expect(most).toBe(store.parallelWrites);
-      expect(store.parallelWrites).toBe(database.config.kind === 'sqlite' ? 1 : 2);
+      expect(store.parallelWrites).toBe(database.config.kind === 'sqlite' ? 1 : 4);
     });
 
     it('rejects only the item refused, and isolates an item that breaks the shared transaction', async () => {
