@@ -490,6 +490,12 @@ try {
 process.exit(exitCode);
 
 /** Durable intake on PostgreSQL: one instance, then two on the same database sharing the load. */
+async function drainBetweenLoads(mailbox: SmtpSink, sender: ServerProcess, accepted: ReadonlySet<string>): Promise<void> {
+  progress('postgres: waiting until the outbox is empty');
+  if (!(await waitForDelivery(mailbox, sender, accepted, DRAIN_TIMEOUT_MS)))
+    throw new Error('PostgreSQL: a load was not delivered in time');
+}
+
 interface PostgresResult {
   readonly rows: [string, string, string, string][];
   /** Every inquiry accepted on PostgreSQL reached the sink, once. */
@@ -505,7 +511,12 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
   const first = await postgres.addInstance();
   progress(`postgres: warm-up ${WARMUP_SECONDS} s, then ${CONTACT_SECONDS} s on one instance`);
   await measureContact(first, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);
+  // Each measured load starts with an empty outbox: otherwise the workers would be mailing the
+  // previous load's backlog beside it, two workers twice as fast as one, and the comparison of one
+  // instance with two would measure that backlog rather than the instances.
+  await drainBetweenLoads(mailbox, first, accepted);
   const one = await measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
+  await drainBetweenLoads(mailbox, first, accepted);
   const second = await postgres.addInstance();
   progress(`postgres: ${CONTACT_SECONDS} s on two instances, ${CONTACT_CONNECTIONS / 2} connections each`);
   const [a, b] = await Promise.all([

@@ -76,9 +76,9 @@ export interface Store {
   readonly dialect: Dialect;
   /**
    * Write transactions worth running at once: SQLite has one writer; PostgreSQL runs them in
-   * parallel, and each overlaps the others' network round trips and commits (measured on 2 cores
-   * with the server beside the service and delivery running: 2,860 inquiries/s with two, 3,430
-   * with three or four, 1,700-2,100 with one).
+   * parallel, and each overlaps the others' network round trips and commits (measured side by side
+   * on 2 cores with the server beside the service and delivery running: two give ~25 % more
+   * inquiries a second than one, four ~20 % more than two).
    */
   readonly parallelWrites: number;
   readonly auth: AuthStore;
