@@ -227,9 +227,11 @@ export class DeliveryWorker {
       return;
     }
     if (!recorded) {
+      // Another worker took it over after the lease ran out (its outcome stands), or this outcome was
+      // already written by a commit whose answer was lost on the way.
       log.warn(
         { attempt: failures, outcome: outcome.outcome },
-        'the lease ran out and another worker took the delivery over; the outcome is theirs',
+        'the delivery is no longer held under this lease; outcome not recorded again',
       );
       return;
     }
