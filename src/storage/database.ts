@@ -76,9 +76,36 @@ const POSTGRES_KEEPALIVE_MS = 10_000;
 /** The health check answers 503 rather than keep a load balancer waiting. */
 const PING_TIMEOUT_MS = 2_000;
 
+/** Times are milliseconds in BIGINT columns: far below 2^53, so they read back as numbers. */
+const POSTGRES_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+function postgresPool(url: string, options: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, types: POSTGRES_TYPES, ...options });
+  // A connection that breaks (the server stopped or restarted) must not crash the process. Idle
+  // ones are reported on the pool, which drops them. One checked out (inside a transaction,
+  // between two queries) emits 'error' on the client, where pg-pool listens only while it is
+  // idle: without a listener of our own that event is thrown. Its query or transaction fails on its
+  // own, and the pool discards the broken client when it is released; the next query opens a new one.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
+
 async function openPostgres(url: string): Promise<OpenDatabase> {
-  const pool = new pg.Pool({
-    connectionString: url,
+  // Migrations run on a connection of their own, without the query timeout below: building an
+  // index on a large table may take longer than any query of the running service.
+  const migrator = new Kysely<unknown>({
+    dialect: new PostgresDialect({ pool: postgresPool(url, { max: 1, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS }) }),
+  });
+  try {
+    await migrateToLatest(migrator);
+  } finally {
+    await migrator.destroy();
+  }
+  const pool = postgresPool(url, {
     max: POSTGRES_POOL_SIZE,
     // A server that stops answering (a partition, a failover that leaves the old address silent)
     // must fail queries in bounded time, not after TCP's own timeouts (minutes to hours): health
@@ -87,26 +114,8 @@ async function openPostgres(url: string): Promise<OpenDatabase> {
     query_timeout: POSTGRES_QUERY_TIMEOUT_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_MS,
-    // Times are milliseconds in BIGINT columns: far below 2^53, so they read back as numbers.
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
   });
-  // A connection that breaks (the server stopped or restarted) must not crash the process. Idle
-  // ones are reported on the pool, which drops them. One checked out (inside a transaction,
-  // between two queries) emits 'error' on the client, where pg-pool listens only while it is
-  // idle: without a listener of our own that event is thrown. Its query or transaction fails on its
-  // own, and the pool discards the broken client when it is released; the next query opens a new one.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  try {
-    await migrateToLatest(db as Kysely<unknown>);
-  } catch (error) {
-    await db.destroy();
-    throw error;
-  }
   // pg reads a per-query query_timeout (client.js), though its types do not list it.
   const probe = { text: 'select 1', query_timeout: PING_TIMEOUT_MS } as pg.QueryConfig;
   return { db, dialect: 'postgres', ping: async () => void (await pool.query(probe)) };
