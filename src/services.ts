@@ -63,7 +63,7 @@ export async function createServices(
   options: ServiceOptions = {},
 ): Promise<Services> {
   const store = await openStore(config);
-  const keys = await SigningKeys.load(store.auth);
+  const keys = await SigningKeys.load(store);
   const channels = createChannels(config, profile);
   const now = options.now ?? (() => new Date());
   const claims = createClaims({

@@ -16,6 +16,7 @@ import {
   SignJWT,
 } from 'jose';
 import type { AuthStore } from '../storage/auth-store.js';
+import type { Store } from '../storage/store.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -37,12 +38,19 @@ export class SigningKeys {
 
   private constructor(private readonly store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>) {}
 
-  /** Loads the keys, creating the first one if the database has none. */
-  static async load(store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>, now = new Date()): Promise<SigningKeys> {
-    const keys = new SigningKeys(store);
+  /**
+   * Loads the keys, creating the first one if the database has none: under a lock, so that
+   * instances starting together on an empty database make one key between them, not one each.
+   */
+  static async load(store: Pick<Store, 'auth' | 'transaction' | 'lockNames'>, now = new Date()): Promise<SigningKeys> {
+    const keys = new SigningKeys(store.auth);
     await keys.reload();
     if (keys.keys.length === 0) {
-      await store.addSigningKey(await newKey(now));
+      const first = await newKey(now);
+      await store.transaction(async (tx) => {
+        await store.lockNames(['signing-keys'], tx);
+        if ((await store.auth.signingKeys(tx)).length === 0) await store.auth.addSigningKey(first, tx);
+      });
       await keys.reload();
     }
     return keys;

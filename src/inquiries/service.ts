@@ -55,7 +55,7 @@ interface Submission {
 export type InquiryService = ReturnType<typeof createInquiryService>;
 
 export function createInquiryService({ store, channels, now = () => new Date(), onEnqueued, onAccepted }: InquiryServiceDeps) {
-  // writeBatch locks what it decides about (store.inquiries.lockNames), so batches may overlap.
+  // writeBatch locks what it decides about (store.lockNames), so batches may overlap.
   const committer = new GroupCommitter<Submission, SubmitResult>(store, (tx, batch) => writeBatch(tx, batch), {
     concurrency: store.parallelWrites,
   });
@@ -93,10 +93,7 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
     const fingerprints = [...new Set(batch.map((submission) => submission.fingerprint))];
     // Another instance deciding about the same inquiry or key waits until this batch commits, and
     // then sees it: folding and idempotency hold across instances, not only within this one.
-    await store.inquiries.lockNames(
-      [...fingerprints.map((fingerprint) => `inquiry:${fingerprint}`), ...keys.map((key) => `key:${key}`)],
-      tx,
-    );
+    await store.lockNames([...fingerprints.map((fingerprint) => `inquiry:${fingerprint}`), ...keys.map((key) => `key:${key}`)], tx);
     const knownKeys = await store.idempotency.findMany(keys, tx);
     const recent = await store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx);
 

@@ -52,8 +52,8 @@ export interface AgentClient {
 
 export interface AuthStore {
   /** Unretired signing keys, newest first. */
-  signingKeys(): Promise<SigningKeyRecord[]>;
-  addSigningKey(key: SigningKeyRecord): Promise<void>;
+  signingKeys(tx?: Tx): Promise<SigningKeyRecord[]>;
+  addSigningKey(key: SigningKeyRecord, tx?: Tx): Promise<void>;
   createClient(client: AgentClient, tx?: Tx): Promise<void>;
   /** Makes a pending or anonymous client an active one owned by `email` (a completed claim). */
   activateClient(clientId: string, email: string, tx?: Tx): Promise<void>;
@@ -97,8 +97,9 @@ const toClient = (row: AgentClientsTable): AgentClient => ({
 export function createAuthStore(db: Kysely<Database>): AuthStore {
   const q = (tx?: Tx): Kysely<Database> => (tx as unknown as Transaction<Database> | undefined) ?? db;
   return {
-    async signingKeys() {
-      const rows = await db.selectFrom('signing_keys').selectAll().where('retired_at', 'is', null).orderBy('created_at', 'desc').execute();
+    async signingKeys(tx) {
+      const rows = await q(tx)
+        .selectFrom('signing_keys').selectAll().where('retired_at', 'is', null).orderBy('created_at', 'desc').execute();
       return rows.map((row) => ({
         kid: row.kid,
         privateJwk: row.private_jwk,
@@ -106,8 +107,8 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         createdAt: new Date(Number(row.created_at)),
       }));
     },
-    async addSigningKey(key) {
-      await db
+    async addSigningKey(key, tx) {
+      await q(tx)
         .insertInto('signing_keys')
         .values({
           kid: key.kid,

@@ -48,12 +48,6 @@ export interface InquiryStore {
   /** Inserts those whose reference is free; returns the references inserted. */
   insertMany(inquiries: readonly NewInquiry[], tx?: Tx): Promise<Set<string>>;
   findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
-  /**
-   * Makes concurrent transactions that decide about the same names (fingerprints, idempotency keys)
-   * wait for one another, across processes, until the end of `tx`: on PostgreSQL, transaction-level
-   * advisory locks. On SQLite, where one transaction writes at a time, there is nothing to do.
-   */
-  lockNames(names: readonly string[], tx: Tx): Promise<void>;
   /** For each fingerprint, the earliest inquiry received at or after `since` that has it. */
   findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
   list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
@@ -87,6 +81,13 @@ export interface Store {
   readonly outbox: Outbox;
   /** A durable transaction unless `durable: false` (see inTransaction). */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
+  /**
+   * Makes concurrent transactions that decide about the same names (an inquiry's fingerprint, an
+   * idempotency key, the first signing key) wait for one another, across processes, until the end
+   * of `tx`: on PostgreSQL, transaction-level advisory locks. On SQLite, where one transaction
+   * writes at a time, there is nothing to do.
+   */
+  lockNames(names: readonly string[], tx: Tx): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -120,13 +121,6 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
       return row && toInquiry(row);
-    },
-    async lockNames(names, tx) {
-      if (dialect !== 'postgres' || names.length === 0) return;
-      const ids = [...new Set(names.map(advisoryLockId))];
-      // Taken in ascending order (the sorted subquery is scanned in order), so two transactions
-      // locking overlapping sets cannot deadlock.
-      await sql`select pg_advisory_xact_lock(id) from (select unnest(${ids}::bigint[]) as id order by id) as sorted`.execute(q(tx));
     },
     async findRecentByFingerprints(fingerprints, since, tx) {
       const found = new Map<string, string>();
@@ -186,6 +180,14 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
 
   const outbox = createOutbox(db, dialect, q);
 
+  async function lockNames(names: readonly string[], tx: Tx): Promise<void> {
+    if (dialect !== 'postgres' || names.length === 0) return;
+    const ids = [...new Set(names.map(advisoryLockId))];
+    // Taken in ascending order (the sorted subquery is scanned in order), so two transactions
+    // locking overlapping sets cannot deadlock.
+    await sql`select pg_advisory_xact_lock(id) from (select unnest(${ids}::bigint[]) as id order by id) as sorted`.execute(q(tx));
+  }
+
   return {
     dialect,
     parallelWrites: dialect === 'postgres' ? POSTGRES_PARALLEL_WRITES : 1,
@@ -194,6 +196,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     idempotency,
     outbox,
     transaction: (work, options) => inTransaction(db, dialect, (trx) => work(trx as unknown as Tx), options),
+    lockNames,
     ping,
     close: () => db.destroy(),
   };
