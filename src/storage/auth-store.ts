@@ -99,7 +99,11 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
   return {
     async signingKeys(tx) {
       const rows = await q(tx)
-        .selectFrom('signing_keys').selectAll().where('retired_at', 'is', null).orderBy('created_at', 'desc').execute();
+        .selectFrom('signing_keys')
+        .selectAll()
+        .where('retired_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .execute();
       return rows.map((row) => ({
         kid: row.kid,
         privateJwk: row.private_jwk,
