@@ -87,11 +87,11 @@ describe('CORS', () => {
     expect((await preflight('https://anywhere.example')).headers['access-control-allow-origin']).toBe('*');
   });
 
-  it('leaves GET /api/health out: it is for load balancers and monitors, not pages', async () => {
+  it('covers GET /api/health like the rest of the API', async () => {
     testApp = await startTestApp({ env: { CORS_ORIGINS: '*' }, startWorker: false });
     const response = await testApp.app.inject({ method: 'GET', url: '/api/health', headers: { origin: 'https://anywhere.example' } });
     expect(response.statusCode).toBe(200);
-    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    expect(response.headers['access-control-allow-origin']).toBe('*');
     expect(response.headers['x-content-type-options']).toBe('nosniff');
   });
 });

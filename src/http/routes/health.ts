@@ -27,8 +27,7 @@ export async function healthRoute(app: FastifyInstance, { store }: { store: Pick
     });
     return inFlight;
   };
-  // For load balancers and monitors, not for pages: no CORS headers (and none of their cost).
-  app.get(HEALTH_PATH, { schema: { response: { 200: healthSchema } }, config: { cors: false } }, async (request, reply) => {
+  app.get(HEALTH_PATH, { schema: { response: { 200: healthSchema } } }, async (request, reply) => {
     try {
       await ping();
     } catch (error) {
