@@ -1,9 +1,10 @@
 // The outbox worker: claims due deliveries, hands each to its channel, records every attempt, and
 // schedules retries. Runs inside the service process; after a crash it simply finds the pending
 // rows again on the next start.
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { AttemptOutcome, AttemptRecord, Claim, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
 
@@ -44,11 +45,19 @@ export class DeliveryWorker {
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<void>>();
   /**
-   * Deliveries this worker is sending or recording, with the lease they are held under now. A claim
-   * that finds one of them again (its lease ran out while the database was away, or a send was
-   * slow) renews the lease its outcome is recorded under, instead of sending it a second time.
+   * Deliveries this worker is sending or recording. A claim of this worker's that finds one of them
+   * again (its lease ran out while the database was away, or a send was slow) has only renewed the
+   * lease, which stays this worker's: the send is not started a second time.
    */
-  private readonly leases = new Map<string, number>();
+  private readonly inFlightIds = new Set<string>();
+  /**
+   * Deliveries whose attempt was recorded while a claim was running. That claim may have leased
+   * one of them again just before the record committed (its lease ran out while the database was
+   * away), and must not send it a second time.
+   */
+  private readonly recordedDuringClaim = new Set<string>();
+  /** Whose leases this worker's claims take, and whose attempts it records (claimDue's owner). */
+  readonly id = randomUUID();
   private pumping: Promise<void> | undefined;
   private running = false;
   private claiming = false;
@@ -123,17 +132,18 @@ export class DeliveryWorker {
         const capacity = this.concurrency - this.inFlight.size;
         // Claim in chunks (each claim is a committed write): wait until half the slots are free.
         if (capacity < Math.ceil(this.concurrency / 2)) break;
-        const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs);
-        const unused: Claim[] = [];
+        this.recordedDuringClaim.clear();
+        const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs, this.id);
+        const unused: string[] = [];
         for (const item of due) {
           const id = item.delivery.id;
-          if (this.leases.has(id)) this.leases.set(id, item.lease);
-          else if (this.running) this.launch(item);
-          else unused.push({ deliveryId: id, lease: item.lease });
+          if (this.inFlightIds.has(id)) continue;
+          if (this.running && !this.recordedDuringClaim.has(id)) this.launch(item);
+          else unused.push(id);
         }
-        // Stopped while claiming: what was claimed but not started is given back at once, not
-        // left waiting for its lease.
-        if (unused.length > 0) await this.options.store.outbox.releaseClaims(unused);
+        // What was claimed but not started (stopping, or already recorded) is given back at once,
+        // not left waiting for its lease.
+        if (unused.length > 0) await this.options.store.outbox.releaseClaims(unused, this.id);
         if (due.length === capacity) this.wakeAgain = true;
         if (this.outboxUnreadable) {
           this.outboxUnreadable = false;
@@ -152,19 +162,19 @@ export class DeliveryWorker {
 
   private launch(item: DueDelivery): void {
     const id = item.delivery.id;
-    this.leases.set(id, item.lease);
+    this.inFlightIds.add(id);
     const work = this.deliver(item);
     this.inFlight.add(work);
     void work.finally(() => {
       this.inFlight.delete(work);
-      this.leases.delete(id);
+      this.inFlightIds.delete(id);
       this.wake();
     });
   }
 
   /**
-   * Records an attempt under the delivery's current lease; false if another worker has taken the
-   * delivery over (the outcome is then theirs to record). While the database does not answer (a
+   * Records an attempt while this worker holds the delivery; false if another worker has taken it
+   * over (the outcome is then theirs to record). While the database does not answer (a
    * restart, a failover) the write is tried again until it succeeds: the outcome of a message
    * already sent must not be lost, or the delivery would be sent again once its lease runs out.
    * Gives up only when the worker stops; the lease then brings the delivery back after the restart
@@ -173,13 +183,10 @@ export class DeliveryWorker {
   private async record(delivery: DeliveryRecord, attempt: AttemptRecord['attempt'], result: AttemptOutcome): Promise<boolean> {
     let waitMs = RECORD_RETRY_FIRST_MS;
     while (true) {
-      const lease = this.leases.get(delivery.id) ?? -1;
       try {
-        if (await this.recorder.run({ deliveryId: delivery.id, lease, attempt, result })) return true;
-        // Not held under that lease any more. A claim of this worker's, running now, may have
-        // renewed it: wait for the claim, and record under the new lease if so.
-        if (this.claiming) await this.pumping;
-        if (this.leases.get(delivery.id) === lease) return false;
+        const recorded = await this.recorder.run({ deliveryId: delivery.id, owner: this.id, attempt, result });
+        if (this.claiming) this.recordedDuringClaim.add(delivery.id);
+        return recorded;
       } catch (error) {
         if (!this.running) throw error;
         if (waitMs === RECORD_RETRY_FIRST_MS) {

@@ -132,6 +132,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '003_delivery_claim_owner': {
+    // Which worker holds a delivery's lease: an attempt is recorded only by the worker that still
+    // holds the delivery, so one whose lease ran out and was taken over cannot overwrite the outcome.
+    async up(db) {
+      await db.schema.alterTable('deliveries').addColumn('locked_by', 'text').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -45,22 +45,17 @@ export type Outgoing =
 export interface DueDelivery {
   readonly delivery: DeliveryRecord;
   readonly payload: Outgoing;
-  /**
-   * The claim's token (the lease's end, in ms): an attempt is recorded only under the lease it was
-   * made under, so a worker whose lease ran out and was taken over cannot overwrite the outcome
-   * recorded by the one that took it over.
-   */
-  readonly lease: number;
 }
 
-/** A claim to give back: the delivery and the lease it is held under. */
-export interface Claim {
+/**
+ * One attempt to record: which delivery, by which worker, how it went, and what follows from it.
+ * It is recorded only while that worker still holds the delivery's lease: one whose lease ran out
+ * and was taken over by another cannot overwrite the outcome the other records.
+ */
+export interface AttemptRecord {
   readonly deliveryId: string;
-  readonly lease: number;
-}
-
-/** One attempt to record: which delivery, under which lease, how it went, and what follows from it. */
-export interface AttemptRecord extends Claim {
+  /** The claiming worker's id (claimDue's `owner`). */
+  readonly owner: string;
   readonly attempt: Omit<DeliveryAttempt, 'attempt'>;
   readonly result: AttemptOutcome;
 }
@@ -75,11 +70,15 @@ export interface Outbox {
   enqueue(references: readonly string[], channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
   /** Queues a service message for one channel (in the caller's transaction, if given). */
   enqueueMessage(message: ServiceMessage, channel: string, now: Date, tx?: Tx): Promise<void>;
-  /** Leases up to `limit` due pending deliveries until `now + leaseMs`. */
-  claimDue(now: Date, limit: number, leaseMs: number): Promise<DueDelivery[]>;
+  /**
+   * Leases up to `limit` due pending deliveries to `owner` until `now + leaseMs` (a delivery whose
+   * lease has run out may be claimed again, by any worker).
+   */
+  claimDue(now: Date, limit: number, leaseMs: number, owner: string): Promise<DueDelivery[]>;
   /**
    * Records one attempt and its consequence, releasing the lease. False, and nothing written, when
-   * the delivery is no longer held under that lease (it ran out and was claimed again).
+   * the delivery is no longer leased to the record's owner (its lease ran out and another worker
+   * claimed it, or this outcome was recorded already).
    */
   recordAttempt(record: AttemptRecord, tx?: Tx): Promise<boolean>;
   /**
@@ -89,8 +88,8 @@ export interface Outbox {
    * own time and duration); the others one by one.
    */
   recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<boolean[]>;
-  /** Gives claims back unused (still due, for any worker to claim), where they are still held. */
-  releaseClaims(claims: readonly Claim[]): Promise<void>;
+  /** Gives deliveries claimed by `owner` back unused (still due, for any worker to claim). */
+  releaseClaims(deliveryIds: readonly string[], owner: string): Promise<void>;
   /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
   releaseLeases(): Promise<void>;
   /** Puts failed and dead deliveries (all, or one inquiry's) back in the queue; returns how many. */
@@ -128,6 +127,7 @@ function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'cha
     status: 'pending' as const,
     run_at: now.getTime(),
     locked_until: null,
+    locked_by: null,
     last_error: null,
     queued_at: now.getTime(),
     finished_at: null,
@@ -135,21 +135,12 @@ function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'cha
 }
 
 /**
- * Deliveries still held under the given claims. Only a pending delivery has a lease (recording an
- * outcome or re-queueing clears it), so the lease alone says it is still ours. The id list comes
- * first so that SQLite looks the rows up by primary key (with a condition on status, it would scan
- * every pending delivery instead).
+ * Deliveries still leased to `owner`. The id list comes first so that SQLite looks the rows up by
+ * primary key (with a condition on status first, it would scan every pending delivery instead).
  */
-function heldUnder(claims: readonly Claim[]) {
+function heldBy(deliveryIds: readonly string[], owner: string) {
   return (eb: ExpressionBuilder<Database, 'deliveries'>) =>
-    eb.and([
-      eb(
-        'id',
-        'in',
-        claims.map(({ deliveryId }) => deliveryId),
-      ),
-      eb.or(claims.map(({ deliveryId, lease }) => eb.and([eb('id', '=', deliveryId), eb('locked_until', '=', lease)]))),
-    ]);
+    eb.and([eb('id', 'in', deliveryIds), eb('locked_by', '=', owner), eb('locked_until', 'is not', null)]);
 }
 
 export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
@@ -163,7 +154,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
         )
         .execute();
     },
-    async claimDue(now, limit, leaseMs) {
+    async claimDue(now, limit, leaseMs, owner) {
       const at = now.getTime();
       // What the claimed deliveries carry is read in the claim's transaction: if that read fails
       // (the database went away), the claim is rolled back instead of holding them for a lease.
@@ -182,7 +173,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
             .limit(limit);
           const claimed = await trx
             .updateTable('deliveries')
-            .set({ locked_until: at + leaseMs })
+            .set({ locked_until: at + leaseMs, locked_by: owner })
             .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
             .returningAll()
             .execute();
@@ -202,10 +193,9 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       );
       return claimed.flatMap((row): DueDelivery[] => {
         const inquiry = row.reference === null ? undefined : inquiriesByReference.get(row.reference);
-        const lease = at + leaseMs;
-        if (inquiry) return [{ delivery: toDelivery(row), payload: { kind: 'inquiry', inquiry }, lease }];
+        if (inquiry) return [{ delivery: toDelivery(row), payload: { kind: 'inquiry', inquiry } }];
         const message = row.message_id === null ? undefined : messagesById.get(row.message_id);
-        return message ? [{ delivery: toDelivery(row), payload: { kind: 'message', message }, lease }] : [];
+        return message ? [{ delivery: toDelivery(row), payload: { kind: 'message', message } }] : [];
       });
     },
     async enqueueMessage(message, channel, now, tx) {
@@ -221,20 +211,20 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       };
       await (tx ? write(q(tx)) : db.transaction().execute(write));
     },
-    async recordAttempt({ deliveryId, lease, attempt, result }, tx) {
+    async recordAttempt({ deliveryId, owner, attempt, result }, tx) {
       const record = async (trx: Kysely<Database>) => {
         const updated = await trx
           .updateTable('deliveries')
           .set((eb) => ({
             attempts: eb('attempts', '+', 1),
             locked_until: null,
+            locked_by: null,
             status: result.outcome === 'retry' ? 'pending' : result.outcome,
             run_at: result.outcome === 'retry' ? result.runAt.getTime() : eb.ref('run_at'),
             last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
             finished_at: result.outcome === 'retry' ? null : Math.round(attempt.attemptedAt.getTime() + attempt.durationMs),
           }))
-          .where('id', '=', deliveryId)
-          .where('locked_until', '=', lease)
+          .where(heldBy([deliveryId], owner))
           .returning(['attempts', 'message_id'])
           .executeTakeFirst();
         if (!updated) return false;
@@ -261,22 +251,30 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
     async recordAttempts(records, tx) {
       const trx = q(tx);
       const recorded = new Map<AttemptRecord, boolean>();
-      const succeeded = records.filter((record) => record.result.outcome === 'succeeded');
       for (const record of records) {
         if (record.result.outcome !== 'succeeded') recorded.set(record, await outbox.recordAttempt(record, tx));
       }
-      if (succeeded.length > 0) {
+      // One worker records its own attempts: one owner, in practice, for the whole batch.
+      for (const owner of new Set(records.map((record) => record.owner))) {
+        const succeeded = records.filter((record) => record.owner === owner && record.result.outcome === 'succeeded');
+        if (succeeded.length === 0) continue;
         const finishedAt = Math.max(...succeeded.map(({ attempt }) => Math.round(attempt.attemptedAt.getTime() + attempt.durationMs)));
         const updated = await trx
           .updateTable('deliveries')
           .set((eb) => ({
             attempts: eb('attempts', '+', 1),
             locked_until: null,
+            locked_by: null,
             status: 'succeeded',
             last_error: null,
             finished_at: finishedAt,
           }))
-          .where(heldUnder(succeeded))
+          .where(
+            heldBy(
+              succeeded.map((record) => record.deliveryId),
+              owner,
+            ),
+          )
           .returning(['id', 'attempts', 'message_id'])
           .execute();
         const messageIds = updated.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
@@ -302,18 +300,18 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       }
       return records.map((record) => recorded.get(record) ?? false);
     },
-    async releaseClaims(claims) {
-      if (claims.length === 0) return;
-      await db.updateTable('deliveries').set({ locked_until: null }).where(heldUnder(claims)).execute();
+    async releaseClaims(deliveryIds, owner) {
+      if (deliveryIds.length === 0) return;
+      await db.updateTable('deliveries').set({ locked_until: null, locked_by: null }).where(heldBy(deliveryIds, owner)).execute();
     },
     async releaseLeases() {
-      await db.updateTable('deliveries').set({ locked_until: null }).where('status', '=', 'pending').execute();
+      await db.updateTable('deliveries').set({ locked_until: null, locked_by: null }).where('status', '=', 'pending').execute();
     },
     async requeue(now, reference) {
       let query = db
         .updateTable('deliveries')
         // A fresh retry window: a re-queued delivery is retried as long as a new one.
-        .set({ status: 'pending', run_at: now.getTime(), queued_at: now.getTime(), locked_until: null, finished_at: null })
+        .set({ status: 'pending', run_at: now.getTime(), queued_at: now.getTime(), locked_until: null, locked_by: null, finished_at: null })
         .where('status', 'in', ['failed', 'dead']);
       // Without a reference: every inquiry delivery, never service mail (a code mailed long ago is
       // stale, and its body is gone).

@@ -34,6 +34,8 @@ export interface DeliveriesTable {
   attempts: Generated<number>;
   run_at: number;
   locked_until: number | null;
+  /** The worker holding the lease (DeliveryWorker's random id), while locked_until is set. */
+  locked_by: string | null;
   last_error: string | null;
   /** When the delivery was queued (or re-queued): its retry window counts from here. */
   queued_at: number;

@@ -12,7 +12,6 @@ import type { Database } from './schema.js';
 export type {
   AttemptOutcome,
   AttemptRecord,
-  Claim,
   DeliveryAttempt,
   DeliveryRecord,
   DueDelivery,

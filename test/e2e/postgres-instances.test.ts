@@ -108,7 +108,7 @@ describe('two instances on one PostgreSQL database', () => {
     const response = await post(one, stuck);
     const reference = referenceOf(await response.text());
     const leaseMs = 1_000;
-    const claimed = await one.services.store.outbox.claimDue(new Date(), 100, leaseMs);
+    const claimed = await one.services.store.outbox.claimDue(new Date(), 100, leaseMs, 'a-worker-that-died');
     expect(claimed.map((item) => item.delivery.reference)).toContain(reference);
     // The other instance, running, delivers it once the lease has run out — not before.
     await two.services.worker.start();

@@ -54,8 +54,8 @@ async function setUp(leaseMs = LEASE_MS) {
     },
     outbox: {
       ...store.outbox,
-      async claimDue(now, limit, leaseMs) {
-        const claimed = await store.outbox.claimDue(now, limit, leaseMs);
+      async claimDue(now, limit, leaseMs, owner) {
+        const claimed = await store.outbox.claimDue(now, limit, leaseMs, owner);
         await outage.holdClaim?.(claimed);
         return claimed;
       },
@@ -102,27 +102,29 @@ describe('delivery worker during a database outage', () => {
     expect((await store.outbox.attempts(sent[0] ?? '')).map((attempt) => attempt.outcome)).toEqual(['succeeded']);
   });
 
-  it('does not send again a delivery that a claim leased again before its outcome was recorded', async () => {
-    const { store, outage, sent, worker, succeeded } = await setUp();
+  it('does not send again a delivery its own claim leased again just before the outcome was recorded', async () => {
+    const { outage, sent, worker, succeeded } = await setUp();
     await worker.start();
     await until(() => sent.length === 1);
     await sleep(2 * LEASE_MS); // the lease has run out
     // The database comes back while a claim runs: the claim leases the delivery again (its lease
-    // has run out), and the pending record is written, under the old lease, before the claim's
-    // result reaches the worker. The worker then records the outcome under the new lease.
+    // has run out, and the lease is this worker's again), and the pending record commits before the
+    // claim's result reaches the worker.
     let held = false;
+    let recordedWhileHeld = false;
     outage.holdClaim = async (claimed) => {
       if (held || !claimed.some((item) => item.delivery.id === sent[0])) return;
       held = true;
       outage.down = false;
       const before = outage.transactions;
       await until(() => outage.transactions > before);
-      await sleep(50);
-      expect(await store.outbox.countByStatus()).toMatchObject({ pending: 1, succeeded: 0 });
+      await until(succeeded);
+      recordedWhileHeld = true;
     };
     await until(() => held);
     await until(succeeded);
     await sleep(3 * LEASE_MS);
+    expect(recordedWhileHeld).toBe(true);
     expect(sent).toHaveLength(1);
   });
 
@@ -137,6 +139,72 @@ describe('delivery worker during a database outage', () => {
     await stopping;
     expect(sent).toEqual([]);
     // Claimable now, not in a minute when the lease would have run out.
-    expect(await store.outbox.claimDue(new Date(), 10, 60_000)).toHaveLength(1);
+    expect(await store.outbox.claimDue(new Date(), 10, 60_000, 'another worker')).toHaveLength(1);
+  });
+
+  it("leaves the outcome to the worker that took a delivery over: the first one's late record is refused", async () => {
+    const database = await freshSqlite();
+    const opened = await openDatabase(database.config);
+    const store = createStore(opened);
+    let release: () => void = () => {};
+    const sends: string[] = [];
+    const slow: Channel = {
+      name: 'email',
+      send: async () => {
+        sends.push('slow');
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return { outcome: 'retry', error: 'timed out' };
+      },
+    };
+    let releaseSecond: () => void = () => {};
+    const later: Channel = {
+      name: 'email',
+      send: async () => {
+        sends.push('second');
+        await new Promise<void>((resolve) => {
+          releaseSecond = resolve;
+        });
+        return { outcome: 'succeeded' };
+      },
+    };
+    const options = { store, logger: pino({ level: 'silent' }), leaseMs: LEASE_MS, pollIntervalMs: 20 };
+    // The first worker claims once, then no more (as if cut off from the database): otherwise its
+    // own claims would keep renewing the lease of its hanging send, which is what a live worker does.
+    let claims = 0;
+    const cutOff: Store = {
+      ...store,
+      outbox: { ...store.outbox, claimDue: async (...args) => (claims++ === 0 ? store.outbox.claimDue(...args) : []) },
+    };
+    const first = new DeliveryWorker({ ...options, store: cutOff, channels: [slow] });
+    const second = new DeliveryWorker({ ...options, channels: [later] });
+    cleanups.push(async () => {
+      release();
+      releaseSecond();
+      await first.stop();
+      await second.stop();
+      await store.close();
+      await database.drop();
+    });
+    await store.outbox.enqueueMessage(
+      { id: 'message-2', to: 'ada@example.com', subject: 'Your code', body: '654321' },
+      'email',
+      new Date(),
+    );
+    await first.start();
+    await until(() => sends.length === 1);
+    await sleep(2 * LEASE_MS); // the first worker's lease runs out while its send hangs
+    await second.start();
+    await until(() => sends.length === 2); // the second worker has taken it over and is sending
+    release(); // the first send ends, late, with a failure: it must not touch the second's lease
+    await first.stop();
+    expect(await store.outbox.countByStatus()).toMatchObject({ pending: 1, succeeded: 0 });
+    releaseSecond();
+    await until(async () => (await store.outbox.countByStatus()).succeeded === 1);
+    expect(sends).toEqual(['slow', 'second']);
+    // One attempt on record, the second worker's: the first one's late failure was refused.
+    const attempts = await opened.db.selectFrom('delivery_attempts').select(['attempt', 'outcome']).execute();
+    expect(attempts).toEqual([{ attempt: 1, outcome: 'succeeded' }]);
   });
 });

@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import { type BatchProcessor, GroupCommitter } from '../../src/storage/group-commit.js';
-import { type AttemptRecord, createStore, type DueDelivery, type InquiryRecord, type Store } from '../../src/storage/store.js';
+import { type AttemptRecord, createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
@@ -40,35 +40,36 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         await store.inquiries.insertMany([{ inquiry: inquiry('INQ-AAAAAA', now), fingerprint: 'fp-a' }], tx);
         await store.outbox.enqueue(['INQ-AAAAAA'], ['email', 'webhook'], now, tx);
       });
-      const claimed = await store.outbox.claimDue(now, 10, 60_000);
+      const claimed = await store.outbox.claimDue(now, 10, 60_000, 'worker-a');
       expect(claimed.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
       expect(claimed[0]?.payload).toMatchObject({ kind: 'inquiry', inquiry: { reference: 'INQ-AAAAAA' } });
-      expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]);
-      // After the lease ends, another claim gets them back (a crashed worker's deliveries return).
-      const takenOver = await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000);
+      expect(await store.outbox.claimDue(now, 10, 60_000, 'worker-b')).toEqual([]);
+      // After the lease ends, another worker's claim gets them back (a crashed worker's deliveries return).
+      const takenOver = await store.outbox.claimDue(new Date(now.getTime() + 60_000), 10, 60_000, 'worker-b');
       expect(takenOver).toHaveLength(2);
 
       const email = claimed.find((c) => c.delivery.channel === 'email')?.delivery.id ?? '';
-      const leaseOf = (claim: readonly DueDelivery[]) => claim.find((c) => c.delivery.id === email)?.lease ?? -1;
       const later = new Date(now.getTime() + 5_000);
       const retry = {
         deliveryId: email,
         attempt: { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3.7 },
         result: { outcome: 'retry', error: 'down', runAt: later },
       } as const;
-      // Under the first claim's lease, taken over since, nothing is recorded; under the new one it is,
-      // once: the same write again (a retry after an unacknowledged commit) finds the lease released.
-      expect(await store.outbox.recordAttempt({ ...retry, lease: leaseOf(claimed) })).toBe(false);
-      expect(await store.outbox.recordAttempt({ ...retry, lease: leaseOf(takenOver) })).toBe(true);
-      expect(await store.outbox.recordAttempt({ ...retry, lease: leaseOf(takenOver) })).toBe(false);
-      expect(await store.outbox.claimDue(now, 10, 60_000)).toEqual([]); // the email is not due yet, the webhook leased
-      expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.channel)).toEqual(['email']);
+      // The first worker, taken over since, records nothing; the second does, once: the same write
+      // again (a retry after an unacknowledged commit) finds the lease released.
+      expect(await store.outbox.recordAttempt({ ...retry, owner: 'worker-a' })).toBe(false);
+      expect(await store.outbox.recordAttempt({ ...retry, owner: 'worker-b' })).toBe(true);
+      expect(await store.outbox.recordAttempt({ ...retry, owner: 'worker-b' })).toBe(false);
+      expect(await store.outbox.claimDue(now, 10, 60_000, 'worker-a')).toEqual([]); // the email is not due yet, the webhook leased
+      expect((await store.outbox.claimDue(later, 10, 60_000, 'worker-a')).map((c) => c.delivery.channel)).toEqual(['email']);
       await store.outbox.releaseLeases();
-      const retried = await store.outbox.claimDue(later, 10, 60_000);
+      const retried = await store.outbox.claimDue(later, 10, 60_000, 'worker-c');
+      // A worker's claim that finds its own lease again keeps it (a slow send, recorded later).
+      expect(await store.outbox.claimDue(new Date(later.getTime() + 60_000), 10, 60_000, 'worker-c')).toHaveLength(2);
       expect(retried.map((c) => c.delivery.channel).sort()).toEqual(['email', 'webhook']);
       await store.outbox.recordAttempt({
         deliveryId: email,
-        lease: leaseOf(retried),
+        owner: 'worker-c',
         attempt: { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2.25 },
         result: { outcome: 'failed', error: '550' },
       });
@@ -97,13 +98,12 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         await store.outbox.enqueue(references, ['email'], now, tx);
       });
       await store.outbox.enqueueMessage({ id: 'm2', to: 'person@example.com', subject: 'Code', body: 'code 654321' }, 'email', now);
-      const claimed = await store.outbox.claimDue(now, 10, 60_000);
+      const claimed = await store.outbox.claimDue(now, 10, 60_000, 'worker');
       const idOf = (reference: string | null) => claimed.find((c) => c.delivery.reference === reference)?.delivery.id ?? '';
-      const leaseOf = (deliveryId: string) => claimed.find((c) => c.delivery.id === deliveryId)?.lease ?? -1;
       const later = new Date(now.getTime() + 60_000);
       const ok = (deliveryId: string, durationMs: number) => ({
         deliveryId,
-        lease: leaseOf(deliveryId),
+        owner: 'worker',
         attempt: { attemptedAt: now, outcome: 'succeeded' as const, error: null, durationMs },
         result: { outcome: 'succeeded' as const },
       });
@@ -111,7 +111,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         ok(idOf('INQ-DDDDD1'), 12),
         {
           deliveryId: idOf('INQ-DDDDD2'),
-          lease: leaseOf(idOf('INQ-DDDDD2')),
+          owner: 'worker',
           attempt: { attemptedAt: now, outcome: 'retry', error: 'busy', durationMs: 5 },
           result: { outcome: 'retry', error: 'busy', runAt: later },
         },
@@ -138,7 +138,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         body: '',
       });
       // The leases are released: only the retry comes back, when it is due.
-      expect((await store.outbox.claimDue(later, 10, 60_000)).map((c) => c.delivery.reference)).toEqual(['INQ-DDDDD2']);
+      expect((await store.outbox.claimDue(later, 10, 60_000, 'worker')).map((c) => c.delivery.reference)).toEqual(['INQ-DDDDD2']);
     });
 
     it('commits a non-durable transaction, and later transactions are durable again', async () => {
@@ -187,7 +187,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       store = createStore(opened);
       const now = new Date();
       await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
-      const [due] = await store.outbox.claimDue(now, 10, 60_000);
+      const [due] = await store.outbox.claimDue(now, 10, 60_000, 'worker');
       expect(due?.payload).toEqual({
         kind: 'message',
         message: { id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' },
@@ -195,7 +195,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(due?.delivery.reference).toBeNull();
       await store.outbox.recordAttempt({
         deliveryId: due?.delivery.id ?? '',
-        lease: due?.lease ?? -1,
+        owner: 'worker',
         attempt: { attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 1 },
         result: { outcome: 'succeeded' },
       });
