@@ -73,12 +73,13 @@ export class GroupCommitter<I, R> {
         this.options,
       );
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]?.reject(error);
+      if (batch.length === 1 || !causedByAnItem(error)) {
+        // The database itself failed (gone, timed out): every item fails now, not one by one.
+        for (const pending of batch) pending.reject(error);
         return;
       }
-      // The shared transaction failed as a whole: try each item alone, so one bad item costs only
-      // its own request.
+      // One item broke the shared transaction (a constraint, a value, a deadlock): try each alone,
+      // so that the bad one costs only its own request.
       for (const pending of batch) await this.commitBatch([pending]);
       return;
     }
@@ -88,4 +89,16 @@ export class GroupCommitter<I, R> {
       else pending.resolve(result as R);
     });
   }
+}
+
+/**
+ * Errors that one item of a batch can cause: on PostgreSQL the SQLSTATE classes 22 (data
+ * exception), 23 (integrity constraint) and 40 (rollback: deadlock, serialization); on SQLite a
+ * constraint or datatype mismatch. Anything else (a lost connection, a timeout, a full disk) would
+ * fail each item alone just the same.
+ */
+export function causedByAnItem(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return /^(22|23|40)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|MISMATCH)/.test(code);
 }

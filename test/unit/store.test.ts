@@ -3,7 +3,7 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
-import { type BatchProcessor, GroupCommitter } from '../../src/storage/group-commit.js';
+import { type BatchProcessor, causedByAnItem, GroupCommitter } from '../../src/storage/group-commit.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 
@@ -302,5 +302,38 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         'INQ-FFFFFF',
       ]);
     });
+
+    it('fails a whole batch at once when the database fails, not item by item', async () => {
+      await openTempStore();
+      let transactions = 0;
+      const counting: Pick<Store, 'transaction'> = {
+        transaction: (work) => {
+          transactions++;
+          return store.transaction(work);
+        },
+      };
+      const committer = new GroupCommitter<string, string>(counting, async () => {
+        throw new Error('Connection terminated unexpectedly'); // no SQLSTATE: not one item's doing
+      });
+      const results = await Promise.allSettled(['INQ-GGGGG1', 'INQ-GGGGG2', 'INQ-GGGGG3'].map((reference) => committer.run(reference)));
+      expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(transactions).toBe(1);
+    });
+  });
+});
+
+describe('causedByAnItem', () => {
+  it('tells errors one item can cause from failures of the database', () => {
+    for (const code of ['23505', '23503', '22001', '40P01', 'SQLITE_CONSTRAINT_FOREIGNKEY', 'SQLITE_MISMATCH']) {
+      expect(causedByAnItem(Object.assign(new Error(code), { code })), code).toBe(true);
+    }
+    for (const error of [
+      new Error('Connection terminated'),
+      Object.assign(new Error('x'), { code: '57P01' }),
+      { code: 'ECONNREFUSED' },
+      null,
+    ]) {
+      expect(causedByAnItem(error)).toBe(false);
+    }
   });
 });
