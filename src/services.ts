@@ -43,8 +43,8 @@ export interface ServiceOptions {
   readonly now?: () => Date;
 }
 
-export async function openStore(config: Config): Promise<Store> {
-  return createStore(await openDatabase(config.database));
+export async function openStore(config: Config, logger?: Logger): Promise<Store> {
+  return createStore(await openDatabase(config.database, { ...(logger && { logger }) }));
 }
 
 export function createChannels(config: Config, profile: StudioProfile): Channel[] {
@@ -62,7 +62,7 @@ export async function createServices(
   logger: Logger,
   options: ServiceOptions = {},
 ): Promise<Services> {
-  const store = await openStore(config);
+  const store = await openStore(config, logger);
   const keys = await SigningKeys.load(store);
   const channels = createChannels(config, profile);
   const now = options.now ?? (() => new Date());

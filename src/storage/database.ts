@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../config.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
@@ -49,8 +50,13 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 /** How long a connection waits for another writer's lock before failing (SQLite busy_timeout). */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
-export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
-  if (config.kind === 'postgres') return openPostgres(config.url);
+export interface OpenOptions {
+  /** Told of database connections that break (PostgreSQL); the pool replaces them by itself. */
+  readonly logger?: Pick<Logger, 'warn'>;
+}
+
+export async function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<OpenDatabase> {
+  if (config.kind === 'postgres') return openPostgres(config.url, options);
   if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
   const sqlite = new SQLite(config.path);
   // WAL lets readers (health, CLI) run beside the writer; synchronous=FULL makes every commit
@@ -82,39 +88,44 @@ const POSTGRES_TYPES = {
     oid === PG_INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-function postgresPool(url: string, options: pg.PoolConfig): pg.Pool {
+function postgresPool(url: string, options: pg.PoolConfig, { logger }: OpenOptions): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, types: POSTGRES_TYPES, ...options });
+  const broke = (error: Error) => logger?.warn({ err: error }, 'a database connection broke; the pool opens a new one when needed');
   // A connection that breaks (the server stopped or restarted) must not crash the process. Idle
   // ones are reported on the pool, which drops them. One checked out (inside a transaction,
   // between two queries) emits 'error' on the client, where pg-pool listens only while it is
   // idle: without a listener of our own that event is thrown. Its query or transaction fails on its
   // own, and the pool discards the broken client when it is released; the next query opens a new one.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('error', broke);
+  pool.on('connect', (client) => client.on('error', broke));
   return pool;
 }
 
-async function openPostgres(url: string): Promise<OpenDatabase> {
+async function openPostgres(url: string, options: OpenOptions): Promise<OpenDatabase> {
   // Migrations run on a connection of their own, without the query timeout below: building an
   // index on a large table may take longer than any query of the running service.
   const migrator = new Kysely<unknown>({
-    dialect: new PostgresDialect({ pool: postgresPool(url, { max: 1, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS }) }),
+    dialect: new PostgresDialect({ pool: postgresPool(url, { max: 1, connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS }, options) }),
   });
   try {
     await migrateToLatest(migrator);
   } finally {
     await migrator.destroy();
   }
-  const pool = postgresPool(url, {
-    max: POSTGRES_POOL_SIZE,
-    // A server that stops answering (a partition, a failover that leaves the old address silent)
-    // must fail queries in bounded time, not after TCP's own timeouts (minutes to hours): health
-    // answers 503, the worker retries, and shutdown stays within its deadline.
-    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
-    query_timeout: POSTGRES_QUERY_TIMEOUT_MS,
-    keepAlive: true,
-    keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_MS,
-  });
+  const pool = postgresPool(
+    url,
+    {
+      max: POSTGRES_POOL_SIZE,
+      // A server that stops answering (a partition, a failover that leaves the old address silent)
+      // must fail queries in bounded time, not after TCP's own timeouts (minutes to hours): health
+      // answers 503, the worker retries, and shutdown stays within its deadline.
+      connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+      query_timeout: POSTGRES_QUERY_TIMEOUT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_MS,
+    },
+    options,
+  );
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // pg reads a per-query query_timeout (client.js), though its types do not list it.
   const probe = { text: 'select 1', query_timeout: PING_TIMEOUT_MS } as pg.QueryConfig;

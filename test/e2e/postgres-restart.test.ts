@@ -131,6 +131,8 @@ describe('PostgreSQL restarting during a run', () => {
         tail(),
       ).toEqual([]);
       expect(service.child.exitCode, tail()).toBeNull();
+      // The broken connections are logged (at warn), not swallowed.
+      expect(service.output()).toContain('a database connection broke');
 
       // Every answer is a 200 with a reference, or a 500 problem saying nothing was stored (the
       // client may retry), with no stack, SQL, path or driver error in it.
