@@ -184,7 +184,7 @@ export class DeliveryWorker {
     let waitMs = RECORD_RETRY_FIRST_MS;
     while (true) {
       try {
-        const recorded = await this.recorder.run({ deliveryId: delivery.id, owner: this.id, attempt, result });
+        const recorded = await this.recorder.run({ deliveryId: delivery.id, owner: this.id, attempts: delivery.attempts, attempt, result });
         if (this.claiming) this.recordedDuringClaim.add(delivery.id);
         return recorded;
       } catch (error) {

@@ -56,6 +56,12 @@ export interface AttemptRecord {
   readonly deliveryId: string;
   /** The claiming worker's id (claimDue's `owner`). */
   readonly owner: string;
+  /**
+   * The delivery's attempt count when it was claimed. Any recorded attempt raises it, so a record
+   * written twice (a retry after a commit whose answer was lost), or a late one after another
+   * attempt was recorded meanwhile, is refused even where the lease is this worker's again.
+   */
+  readonly attempts: number;
   readonly attempt: Omit<DeliveryAttempt, 'attempt'>;
   readonly result: AttemptOutcome;
 }
@@ -138,9 +144,14 @@ function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'cha
  * Deliveries still leased to `owner`. The id list comes first so that SQLite looks the rows up by
  * primary key (with a condition on status first, it would scan every pending delivery instead).
  */
-function heldBy(deliveryIds: readonly string[], owner: string) {
+function heldBy(deliveryIds: readonly string[], owner: string, attempts?: number) {
   return (eb: ExpressionBuilder<Database, 'deliveries'>) =>
-    eb.and([eb('id', 'in', deliveryIds), eb('locked_by', '=', owner), eb('locked_until', 'is not', null)]);
+    eb.and([
+      eb('id', 'in', deliveryIds),
+      eb('locked_by', '=', owner),
+      eb('locked_until', 'is not', null),
+      ...(attempts === undefined ? [] : [eb('attempts', '=', attempts)]),
+    ]);
 }
 
 export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
@@ -211,7 +222,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       };
       await (tx ? write(q(tx)) : db.transaction().execute(write));
     },
-    async recordAttempt({ deliveryId, owner, attempt, result }, tx) {
+    async recordAttempt({ deliveryId, owner, attempts, attempt, result }, tx) {
       const record = async (trx: Kysely<Database>) => {
         const updated = await trx
           .updateTable('deliveries')
@@ -224,7 +235,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
             last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
             finished_at: result.outcome === 'retry' ? null : Math.round(attempt.attemptedAt.getTime() + attempt.durationMs),
           }))
-          .where(heldBy([deliveryId], owner))
+          .where(heldBy([deliveryId], owner, attempts))
           .returning(['attempts', 'message_id'])
           .executeTakeFirst();
         if (!updated) return false;
@@ -254,10 +265,16 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       for (const record of records) {
         if (record.result.outcome !== 'succeeded') recorded.set(record, await outbox.recordAttempt(record, tx));
       }
-      // One worker records its own attempts: one owner, in practice, for the whole batch.
-      for (const owner of new Set(records.map((record) => record.owner))) {
-        const succeeded = records.filter((record) => record.owner === owner && record.result.outcome === 'succeeded');
-        if (succeeded.length === 0) continue;
+      // Successes written together per owner and attempt count: in practice one group (one worker
+      // records its own attempts, and most succeed on their first).
+      const successes = records.filter((record) => record.result.outcome === 'succeeded');
+      const groups = new Map<string, AttemptRecord[]>();
+      for (const record of successes) {
+        const group = `${record.attempts} ${record.owner}`;
+        groups.set(group, [...(groups.get(group) ?? []), record]);
+      }
+      for (const succeeded of groups.values()) {
+        const [{ owner, attempts }] = succeeded as [AttemptRecord];
         const finishedAt = Math.max(...succeeded.map(({ attempt }) => Math.round(attempt.attemptedAt.getTime() + attempt.durationMs)));
         const updated = await trx
           .updateTable('deliveries')
@@ -273,6 +290,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
             heldBy(
               succeeded.map((record) => record.deliveryId),
               owner,
+              attempts,
             ),
           )
           .returning(['id', 'attempts', 'message_id'])

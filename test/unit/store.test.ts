@@ -52,6 +52,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const later = new Date(now.getTime() + 5_000);
       const retry = {
         deliveryId: email,
+        attempts: 0,
         attempt: { attemptedAt: now, outcome: 'retry', error: 'down', durationMs: 3.7 },
         result: { outcome: 'retry', error: 'down', runAt: later },
       } as const;
@@ -62,6 +63,8 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await store.outbox.recordAttempt({ ...retry, owner: 'worker-b' })).toBe(false);
       expect(await store.outbox.claimDue(now, 10, 60_000, 'worker-a')).toEqual([]); // the email is not due yet, the webhook leased
       expect((await store.outbox.claimDue(later, 10, 60_000, 'worker-a')).map((c) => c.delivery.channel)).toEqual(['email']);
+      // Leased to worker-a again, but an attempt has been recorded since: its old write is refused.
+      expect(await store.outbox.recordAttempt({ ...retry, owner: 'worker-a' })).toBe(false);
       await store.outbox.releaseLeases();
       const retried = await store.outbox.claimDue(later, 10, 60_000, 'worker-c');
       // A worker's claim that finds its own lease again keeps it (a slow send, recorded later).
@@ -70,6 +73,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await store.outbox.recordAttempt({
         deliveryId: email,
         owner: 'worker-c',
+        attempts: 1,
         attempt: { attemptedAt: later, outcome: 'failed', error: '550', durationMs: 2.25 },
         result: { outcome: 'failed', error: '550' },
       });
@@ -104,6 +108,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const ok = (deliveryId: string, durationMs: number) => ({
         deliveryId,
         owner: 'worker',
+        attempts: 0,
         attempt: { attemptedAt: now, outcome: 'succeeded' as const, error: null, durationMs },
         result: { outcome: 'succeeded' as const },
       });
@@ -112,6 +117,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         {
           deliveryId: idOf('INQ-DDDDD2'),
           owner: 'worker',
+          attempts: 0,
           attempt: { attemptedAt: now, outcome: 'retry', error: 'busy', durationMs: 5 },
           result: { outcome: 'retry', error: 'busy', runAt: later },
         },
@@ -196,6 +202,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await store.outbox.recordAttempt({
         deliveryId: due?.delivery.id ?? '',
         owner: 'worker',
+        attempts: 0,
         attempt: { attemptedAt: now, outcome: 'succeeded', error: null, durationMs: 1 },
         result: { outcome: 'succeeded' },
       });
