@@ -201,6 +201,13 @@ export class DeliveryWorker {
     }
   }
 
+  /** What an attempt's result means for the delivery: a retry is scheduled, or dead past the window. */
+  private outcomeOf(delivery: DeliveryRecord, result: SendResult): AttemptOutcome {
+    if (result.outcome !== 'retry') return result;
+    const runAt = nextAttemptAt(delivery.queuedAt, this.now(), delivery.attempts + 1, this.retry);
+    return runAt === null ? { outcome: 'dead', error: result.error } : { outcome: 'retry', error: result.error, runAt };
+  }
+
   private async deliver({ delivery, payload }: DueDelivery): Promise<void> {
     const log = this.options.logger.child({ reference: delivery.reference, channel: delivery.channel, deliveryId: delivery.id });
     const channel = this.channels.get(delivery.channel);
@@ -219,12 +226,7 @@ export class DeliveryWorker {
     const durationMs = performance.now() - started;
     const failures = delivery.attempts + 1;
     const attempt = { attemptedAt, outcome: result.outcome, error: result.outcome === 'succeeded' ? null : result.error, durationMs };
-    const outcome: AttemptOutcome =
-      result.outcome !== 'retry'
-        ? result
-        : ((runAt) => (runAt === null ? { outcome: 'dead', error: result.error } : { outcome: 'retry', error: result.error, runAt }))(
-            nextAttemptAt(delivery.queuedAt, this.now(), failures, this.retry),
-          );
+    const outcome = this.outcomeOf(delivery, result);
     let recorded: boolean;
     try {
       recorded = await this.record(delivery, attempt, outcome);

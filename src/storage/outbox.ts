@@ -89,9 +89,8 @@ export interface Outbox {
   recordAttempt(record: AttemptRecord, tx?: Tx): Promise<boolean>;
   /**
    * Records many attempts in the caller's transaction; for each, whether it was recorded (as
-   * recordAttempt). Successes, nearly all of them, are written together in two statements (their
-   * deliveries share one finished_at: when the batch's last send ended; each attempt row keeps its
-   * own time and duration); the others one by one.
+   * recordAttempt). Successes, nearly all of them, are written together (see recordTogether); the
+   * others one by one.
    */
   recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<boolean[]>;
   /** Gives deliveries claimed by `owner` back unused (still due, for any worker to claim). */
@@ -152,6 +151,64 @@ function heldBy(deliveryIds: readonly string[], owner: string, attempts?: number
       eb('locked_until', 'is not', null),
       ...(attempts === undefined ? [] : [eb('attempts', '=', attempts)]),
     ]);
+}
+
+/**
+ * Records attempts that share their owner, their claimed attempt count and their outcome (one
+ * attempt, or a batch of successes) in at most three statements; returns the ids written, those
+ * still held under the claim (heldBy). Their deliveries share one finished_at, when the last of
+ * their sends ended; each attempt row keeps its own time and duration.
+ */
+async function recordTogether(trx: Kysely<Database>, records: readonly AttemptRecord[]): Promise<Set<string>> {
+  const [{ owner, attempts, result }] = records as [AttemptRecord];
+  const finishedAt = Math.max(...records.map(({ attempt }) => Math.round(attempt.attemptedAt.getTime() + attempt.durationMs)));
+  const updated = await trx
+    .updateTable('deliveries')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      locked_until: null,
+      locked_by: null,
+      status: result.outcome === 'retry' ? 'pending' : result.outcome,
+      run_at: result.outcome === 'retry' ? result.runAt.getTime() : eb.ref('run_at'),
+      last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
+      finished_at: result.outcome === 'retry' ? null : finishedAt,
+    }))
+    .where(
+      heldBy(
+        records.map((record) => record.deliveryId),
+        owner,
+        attempts,
+      ),
+    )
+    .returning(['id', 'attempts', 'message_id'])
+    .execute();
+  if (updated.length === 0) return new Set();
+  // A finished service message keeps its envelope for the record, not its one-time code.
+  const messageIds = updated.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
+  if (messageIds.length > 0 && result.outcome !== 'retry') {
+    await trx.updateTable('messages').set({ body: '' }).where('id', 'in', messageIds).execute();
+  }
+  const attemptNumbers = new Map(updated.map((row) => [row.id, Number(row.attempts)]));
+  await trx
+    .insertInto('delivery_attempts')
+    .values(
+      records.flatMap(({ deliveryId, attempt }) => {
+        const number = attemptNumbers.get(deliveryId);
+        if (number === undefined) return [];
+        return [
+          {
+            delivery_id: deliveryId,
+            attempt: number,
+            attempted_at: attempt.attemptedAt.getTime(),
+            outcome: attempt.outcome,
+            error: attempt.error?.slice(0, ERROR_TEXT_MAX_LENGTH) ?? null,
+            duration_ms: Math.round(attempt.durationMs),
+          },
+        ];
+      }),
+    )
+    .execute();
+  return new Set(attemptNumbers.keys());
 }
 
 export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
@@ -222,101 +279,24 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       };
       await (tx ? write(q(tx)) : db.transaction().execute(write));
     },
-    async recordAttempt({ deliveryId, owner, attempts, attempt, result }, tx) {
-      const record = async (trx: Kysely<Database>) => {
-        const updated = await trx
-          .updateTable('deliveries')
-          .set((eb) => ({
-            attempts: eb('attempts', '+', 1),
-            locked_until: null,
-            locked_by: null,
-            status: result.outcome === 'retry' ? 'pending' : result.outcome,
-            run_at: result.outcome === 'retry' ? result.runAt.getTime() : eb.ref('run_at'),
-            last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
-            finished_at: result.outcome === 'retry' ? null : Math.round(attempt.attemptedAt.getTime() + attempt.durationMs),
-          }))
-          .where(heldBy([deliveryId], owner, attempts))
-          .returning(['attempts', 'message_id'])
-          .executeTakeFirst();
-        if (!updated) return false;
-        // A finished service message keeps its envelope for the record, not its one-time code.
-        if (updated.message_id !== null && result.outcome !== 'retry') {
-          await trx.updateTable('messages').set({ body: '' }).where('id', '=', updated.message_id).execute();
-        }
-        await trx
-          .insertInto('delivery_attempts')
-          .values({
-            delivery_id: deliveryId,
-            attempt: Number(updated.attempts),
-            attempted_at: attempt.attemptedAt.getTime(),
-            outcome: attempt.outcome,
-            error: attempt.error?.slice(0, ERROR_TEXT_MAX_LENGTH) ?? null,
-            duration_ms: Math.round(attempt.durationMs),
-          })
-          .execute();
-        return true;
-      };
+    async recordAttempt(record, tx) {
       // Two writes that belong together: in the caller's transaction, or in one of their own.
-      return tx ? record(q(tx)) : db.transaction().execute(record);
+      const written = await (tx ? recordTogether(q(tx), [record]) : db.transaction().execute((trx) => recordTogether(trx, [record])));
+      return written.size === 1;
     },
     async recordAttempts(records, tx) {
-      const trx = q(tx);
-      const recorded = new Map<AttemptRecord, boolean>();
-      for (const record of records) {
-        if (record.result.outcome !== 'succeeded') recorded.set(record, await outbox.recordAttempt(record, tx));
-      }
-      // Successes written together per owner and attempt count: in practice one group (one worker
-      // records its own attempts, and most succeed on their first).
-      const successes = records.filter((record) => record.result.outcome === 'succeeded');
+      // Successes go together per owner and attempt count: in practice one group (one worker
+      // records its own attempts, and most succeed on their first). Other outcomes go one by one.
       const groups = new Map<string, AttemptRecord[]>();
-      for (const record of successes) {
-        const group = `${record.attempts} ${record.owner}`;
-        groups.set(group, [...(groups.get(group) ?? []), record]);
+      for (const record of records) {
+        const key = record.result.outcome === 'succeeded' ? `${record.attempts} ${record.owner}` : record.deliveryId;
+        const group = groups.get(key);
+        if (group) group.push(record);
+        else groups.set(key, [record]);
       }
-      for (const succeeded of groups.values()) {
-        const [{ owner, attempts }] = succeeded as [AttemptRecord];
-        const finishedAt = Math.max(...succeeded.map(({ attempt }) => Math.round(attempt.attemptedAt.getTime() + attempt.durationMs)));
-        const updated = await trx
-          .updateTable('deliveries')
-          .set((eb) => ({
-            attempts: eb('attempts', '+', 1),
-            locked_until: null,
-            locked_by: null,
-            status: 'succeeded',
-            last_error: null,
-            finished_at: finishedAt,
-          }))
-          .where(
-            heldBy(
-              succeeded.map((record) => record.deliveryId),
-              owner,
-              attempts,
-            ),
-          )
-          .returning(['id', 'attempts', 'message_id'])
-          .execute();
-        const messageIds = updated.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
-        if (messageIds.length > 0) await trx.updateTable('messages').set({ body: '' }).where('id', 'in', messageIds).execute();
-        const attemptNumbers = new Map(updated.map((row) => [row.id, Number(row.attempts)]));
-        const written = succeeded.filter(({ deliveryId }) => attemptNumbers.has(deliveryId));
-        if (written.length > 0) {
-          await trx
-            .insertInto('delivery_attempts')
-            .values(
-              written.map(({ deliveryId, attempt }) => ({
-                delivery_id: deliveryId,
-                attempt: attemptNumbers.get(deliveryId) ?? 0,
-                attempted_at: attempt.attemptedAt.getTime(),
-                outcome: 'succeeded' as const,
-                error: null,
-                duration_ms: Math.round(attempt.durationMs),
-              })),
-            )
-            .execute();
-        }
-        for (const record of succeeded) recorded.set(record, attemptNumbers.has(record.deliveryId));
-      }
-      return records.map((record) => recorded.get(record) ?? false);
+      const written = new Set<string>();
+      for (const group of groups.values()) for (const id of await recordTogether(q(tx), group)) written.add(id);
+      return records.map((record) => written.has(record.deliveryId));
     },
     async releaseClaims(deliveryIds, owner) {
       if (deliveryIds.length === 0) return;

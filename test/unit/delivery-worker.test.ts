@@ -4,7 +4,7 @@
 // stopped in the middle of a claim gives back what it claimed.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Channel } from '../../src/delivery/channel.js';
+import type { Channel, SendResult } from '../../src/delivery/channel.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { createStore, type DueDelivery, type Store } from '../../src/storage/store.js';
@@ -146,29 +146,24 @@ describe('delivery worker during a database outage', () => {
     const database = await freshSqlite();
     const opened = await openDatabase(database.config);
     const store = createStore(opened);
-    let release: () => void = () => {};
     const sends: string[] = [];
-    const slow: Channel = {
-      name: 'email',
-      send: async () => {
-        sends.push('slow');
-        await new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        return { outcome: 'retry', error: 'timed out' };
-      },
+    // A send that hangs until released, then ends with `result`.
+    const held = (name: string, result: SendResult) => {
+      let release: () => void = () => {};
+      const channel: Channel = {
+        name: 'email',
+        send: async () => {
+          sends.push(name);
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          return result;
+        },
+      };
+      return { channel, release: () => release() };
     };
-    let releaseSecond: () => void = () => {};
-    const later: Channel = {
-      name: 'email',
-      send: async () => {
-        sends.push('second');
-        await new Promise<void>((resolve) => {
-          releaseSecond = resolve;
-        });
-        return { outcome: 'succeeded' };
-      },
-    };
+    const { channel: slow, release } = held('slow', { outcome: 'retry', error: 'timed out' });
+    const { channel: later, release: releaseSecond } = held('second', { outcome: 'succeeded' });
     const options = { store, logger: pino({ level: 'silent' }), leaseMs: LEASE_MS, pollIntervalMs: 20 };
     // The first worker claims once, then no more (as if cut off from the database): otherwise its
     // own claims would keep renewing the lease of its hanging send, which is what a live worker does.

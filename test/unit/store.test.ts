@@ -241,20 +241,26 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       return references.map((reference) => (inserted.has(reference) ? reference : new Error(`${reference} taken`)));
     };
 
+    /** The store's transactions, counted. */
+    const countingTransactions = () => {
+      const counting = {
+        transactions: 0,
+        transaction: ((work) => {
+          counting.transactions++;
+          return store.transaction(work);
+        }) as Store['transaction'],
+      };
+      return counting;
+    };
+
     it('commits concurrent items in shared transactions and answers only after the commit', async () => {
       await openTempStore();
-      let transactions = 0;
-      const counting: Pick<Store, 'transaction'> = {
-        transaction: (work) => {
-          transactions++;
-          return store.transaction(work);
-        },
-      };
+      const counting = countingTransactions();
       const committer = new GroupCommitter(counting, insertEach);
       const references = Array.from({ length: 100 }, (_, i) => `INQ-${String(i).padStart(6, '0')}`);
       const results = await Promise.all(references.map((reference) => committer.run(reference)));
       expect(results).toEqual(references);
-      expect(transactions).toBeLessThanOrEqual(2);
+      expect(counting.transactions).toBeLessThanOrEqual(2);
       // What was answered is on disk: a second connection to the same file sees all of it.
       const second = createStore(await openDatabase(database.config));
       expect(await second.inquiries.list({ limit: 1000 })).toHaveLength(100);
@@ -312,19 +318,13 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
 
     it('fails a whole batch at once when the database fails, not item by item', async () => {
       await openTempStore();
-      let transactions = 0;
-      const counting: Pick<Store, 'transaction'> = {
-        transaction: (work) => {
-          transactions++;
-          return store.transaction(work);
-        },
-      };
+      const counting = countingTransactions();
       const committer = new GroupCommitter<string, string>(counting, async () => {
         throw new Error('Connection terminated unexpectedly'); // no SQLSTATE: not one item's doing
       });
       const results = await Promise.allSettled(['INQ-GGGGG1', 'INQ-GGGGG2', 'INQ-GGGGG3'].map((reference) => committer.run(reference)));
       expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
-      expect(transactions).toBe(1);
+      expect(counting.transactions).toBe(1);
     });
   });
 });
