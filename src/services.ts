@@ -103,7 +103,7 @@ export async function createServices(
   const inquiries = createInquiryService({
     store,
     channels: channels.map((channel) => channel.name),
-    onEnqueued: () => worker.wake(),
+    onEnqueued: () => worker.enqueued(),
     onAccepted: (outcome) => metrics.inquiries.inc({ outcome }),
     ...(options.now && { now: options.now }),
   });

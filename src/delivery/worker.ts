@@ -7,6 +7,7 @@ import { GroupCommitter } from '../storage/group-commit.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
+import { DEFAULT_PACE, DeliveryPacer, type PaceOptions } from './pacing.js';
 
 export interface WorkerOptions {
   readonly store: Pick<Store, 'outbox' | 'transaction'>;
@@ -24,6 +25,8 @@ export interface WorkerOptions {
   readonly now?: () => Date;
   /** Called after each successful delivery with the seconds since it was queued (metrics). */
   readonly onDelivered?: (channel: string, seconds: number) => void;
+  /** How delivery gives way to a burst of intake (src/delivery/pacing.ts); null never paces. */
+  readonly pace?: PaceOptions | null;
 }
 
 const DEFAULT_CONCURRENCY = 32;
@@ -65,6 +68,9 @@ export class DeliveryWorker {
   /** The last claim failed (the database is away); logged once until a claim succeeds again. */
   private outboxUnreadable = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly pacer: DeliveryPacer | null;
+  /** Paced, the timer wakes the worker when the next chunk is due; other wake-ups can wait for it. */
+  private waitingForPace = false;
   /** Attempts finishing together are recorded in one transaction. */
   private readonly recorder: GroupCommitter<AttemptRecord, boolean>;
 
@@ -75,6 +81,7 @@ export class DeliveryWorker {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
+    this.pacer = options.pace === null ? null : new DeliveryPacer(options.pace ?? DEFAULT_PACE);
     const { outbox } = options.store;
     // Not durable: an attempt record lost with the machine's power means the message may be sent again.
     this.recorder = new GroupCommitter(options.store, (tx, writes) => outbox.recordAttempts(writes, tx), { durable: false });
@@ -87,9 +94,15 @@ export class DeliveryWorker {
     this.wake();
   }
 
-  /** Look for due deliveries now (called after a commit that enqueued some). */
+  /** An inquiry's deliveries were committed: send them (and count the inquiry towards the pace). */
+  enqueued(): void {
+    this.pacer?.noteIntake();
+    this.wake();
+  }
+
+  /** Look for due deliveries now. */
   wake(): void {
-    if (!this.running) return;
+    if (!this.running || this.waitingForPace) return;
     if (this.claiming) {
       this.wakeAgain = true;
       return;
@@ -104,6 +117,7 @@ export class DeliveryWorker {
    */
   async stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
     this.running = false;
+    this.waitingForPace = false;
     clearTimeout(this.timer);
     const drained = (async () => {
       await this.pumping;
@@ -126,21 +140,32 @@ export class DeliveryWorker {
   private async pump(): Promise<void> {
     this.claiming = true;
     clearTimeout(this.timer);
+    let nextLookMs = this.pollIntervalMs;
     try {
       do {
         this.wakeAgain = false;
-        const capacity = this.concurrency - this.inFlight.size;
+        const slots = this.concurrency - this.inFlight.size;
         // Claim in chunks (each claim is a committed write): wait until half the slots are free.
-        if (capacity < Math.ceil(this.concurrency / 2)) break;
+        if (slots < Math.ceil(this.concurrency / 2)) break;
+        const capacity = Math.min(slots, this.pacer?.allowance() ?? slots);
+        if (capacity < 1) {
+          this.waitingForPace = true;
+          nextLookMs = this.pacer?.nextChunkInMs() ?? nextLookMs;
+          break;
+        }
         this.recordedDuringClaim.clear();
         const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs, this.id);
         const unused: string[] = [];
+        let started = 0;
         for (const item of due) {
           const id = item.delivery.id;
           if (this.inFlightIds.has(id)) continue;
-          if (this.running && !this.recordedDuringClaim.has(id)) this.launch(item);
-          else unused.push(id);
+          if (this.running && !this.recordedDuringClaim.has(id)) {
+            this.launch(item);
+            started++;
+          } else unused.push(id);
         }
+        this.pacer?.spend(started);
         // What was claimed but not started (stopping, or already recorded) is given back at once,
         // not left waiting for its lease.
         if (unused.length > 0) await this.options.store.outbox.releaseClaims(unused, this.id);
@@ -157,7 +182,11 @@ export class DeliveryWorker {
     } finally {
       this.claiming = false;
     }
-    if (this.running) this.timer = setTimeout(() => this.wake(), this.pollIntervalMs).unref();
+    if (this.running)
+      this.timer = setTimeout(() => {
+        this.waitingForPace = false;
+        this.wake();
+      }, nextLookMs).unref();
   }
 
   private launch(item: DueDelivery): void {

@@ -1,0 +1,168 @@
+// Intake first (src/delivery/pacing.ts): while inquiries arrive faster than the threshold, delivery
+// starts at most its paced rate, in chunks, and never stops; below it, and once a burst is over,
+// nothing is paced. The pacer on a fake clock; then the worker on a real SQLite outbox.
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Channel } from '../../src/delivery/channel.js';
+import { DeliveryPacer, type PaceOptions } from '../../src/delivery/pacing.js';
+import { DeliveryWorker } from '../../src/delivery/worker.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { createStore } from '../../src/storage/store.js';
+import { freshSqlite } from '../helpers/databases.js';
+
+const PACE: PaceOptions = { busyAbovePerS: 100, pacedPerS: 50, chunk: 10 };
+
+function pacerOnAClock(options: PaceOptions = PACE) {
+  const clock = { ms: 1_000 };
+  const pacer = new DeliveryPacer(options, () => clock.ms);
+  /** `count` inquiries spread evenly over `ms`. */
+  const intake = (count: number, ms: number) => {
+    for (let i = 0; i < count; i++) {
+      clock.ms += ms / count;
+      pacer.noteIntake();
+    }
+  };
+  return { clock, pacer, intake };
+}
+
+describe('delivery pacer', () => {
+  it('paces nothing while intake stays at or below the threshold', () => {
+    const { pacer, intake } = pacerOnAClock();
+    for (let second = 0; second < 5; second++) {
+      intake(100, 1_000);
+      expect(pacer.busy()).toBe(false);
+      expect(pacer.allowance()).toBe(Number.POSITIVE_INFINITY);
+    }
+  });
+
+  it('above it, allows a chunk, then nothing until the paced rate has saved up the next chunk', () => {
+    const { clock, pacer, intake } = pacerOnAClock();
+    intake(40, 200);
+    expect(pacer.busy()).toBe(true);
+    expect(pacer.allowance()).toBe(10);
+    pacer.spend(10);
+    expect(pacer.allowance()).toBe(0);
+    expect(pacer.nextChunkInMs()).toBe(200); // 10 at 50/s
+    intake(20, 100); // still busy; half a chunk saved
+    expect(pacer.allowance()).toBe(0);
+    expect(pacer.nextChunkInMs()).toBe(100);
+    clock.ms += 100;
+    pacer.noteIntake();
+    expect(pacer.allowance()).toBe(10);
+  });
+
+  it('lifts the pace within two quiet windows after a burst', () => {
+    const { clock, pacer, intake } = pacerOnAClock();
+    intake(500, 1_000);
+    pacer.spend(pacer.allowance());
+    expect(pacer.allowance()).toBe(0);
+    clock.ms += 250;
+    expect(pacer.busy()).toBe(true); // the last whole window was busy
+    clock.ms += 250;
+    expect(pacer.allowance()).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('in any busy stretch, starts at most a chunk plus the paced rate, and never stalls for longer than a chunk takes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ ms: fc.integer({ min: 1, max: 120 }), inquiries: fc.integer({ min: 30, max: 400 }) }), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        (steps) => {
+          const { clock, pacer, intake } = pacerOnAClock();
+          intake(50, 100); // busy from here on: every step keeps intake above the threshold
+          const start = clock.ms;
+          let started = 0;
+          let lastStart = clock.ms;
+          for (const step of steps) {
+            intake(Math.ceil((step.inquiries * step.ms) / 1000) + 30, step.ms);
+            expect(pacer.busy()).toBe(true);
+            const allowed = pacer.allowance();
+            expect(Number.isFinite(allowed)).toBe(true);
+            if (allowed > 0) {
+              pacer.spend(allowed);
+              started += allowed;
+              lastStart = clock.ms;
+            }
+            const elapsed = clock.ms - start;
+            expect(started).toBeLessThanOrEqual(PACE.chunk + (PACE.pacedPerS * elapsed) / 1000);
+            // A chunk is due every chunk/rate = 200 ms; a step may overshoot that by its own length.
+            expect(clock.ms - lastStart).toBeLessThanOrEqual((PACE.chunk * 1000) / PACE.pacedPerS + 120);
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('delivery worker under a burst of intake', () => {
+  let cleanup: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await cleanup?.();
+    cleanup = undefined;
+  });
+
+  /**
+   * 300 queued messages and a worker on a real SQLite outbox; for one second the test reports
+   * intake far above the threshold (as the inquiry service does after each commit), then stops.
+   */
+  async function burst(pace: PaceOptions | null) {
+    const database = await freshSqlite();
+    const store = createStore(await openDatabase(database.config));
+    const sentAt: number[] = [];
+    const channel: Channel = {
+      name: 'email',
+      async send() {
+        sentAt.push(performance.now());
+        return { outcome: 'succeeded' };
+      },
+    };
+    const worker = new DeliveryWorker({ store, channels: [channel], logger: pino({ level: 'silent' }), pollIntervalMs: 50, pace });
+    cleanup = async () => {
+      await worker.stop();
+      await store.close();
+      await database.drop();
+    };
+    for (let i = 0; i < 300; i++)
+      await store.outbox.enqueueMessage(
+        { id: `message-${i}`, to: 'ada@example.com', subject: 'Your code', body: String(i) },
+        'email',
+        new Date(),
+      );
+
+    const report = () => {
+      for (let i = 0; i < 20; i++) worker.enqueued(); // 20 per 10 ms: 2,000 inquiries a second
+    };
+    // The burst is under way when the worker starts (enqueued() counts before it runs, too).
+    report();
+    report();
+    const start = performance.now();
+    const intake = setInterval(report, 10);
+    await worker.start();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    clearInterval(intake);
+    const burstEnd = performance.now();
+    const duringBurst = sentAt.length;
+    const deadline = Date.now() + 10_000;
+    while ((await store.outbox.countByStatus()).succeeded < 300 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    return { duringBurst, burstMs: burstEnd - start, afterBurstMs: performance.now() - burstEnd, sent: sentAt.length };
+  }
+
+  it('keeps mailing at the paced rate during the burst, and sends the rest as soon as it ends', async () => {
+    const pace: PaceOptions = { busyAbovePerS: 100, pacedPerS: 50, chunk: 5 };
+    const { duringBurst, burstMs, afterBurstMs, sent } = await burst(pace);
+    expect(duringBurst).toBeLessThanOrEqual(pace.chunk + (pace.pacedPerS * burstMs) / 1000);
+    expect(duringBurst).toBeGreaterThanOrEqual(10); // never stalled
+    expect(sent).toBe(300);
+    expect(afterBurstMs).toBeLessThan(5_000);
+  });
+
+  it('without a pace, the same burst does not hold delivery back', async () => {
+    const { duringBurst, sent } = await burst(null);
+    expect(duringBurst).toBe(300);
+    expect(sent).toBe(300);
+  });
+});
