@@ -18,8 +18,9 @@
 //     (exit 1). A fast "200" that loses mail is not a result.
 //  4. With `-- --postgres` (bench/postgres.ts), after the SQLite service has drained and stopped:
 //     durable intake on a fresh PostgreSQL database with one instance, then two sharing the load,
-//     mailing to a sink of their own (references are unique within a database, so two databases'
-//     may coincide), with the same delivery check (every accepted inquiry mailed, none twice).
+//     in alternating rounds (BENCH_POSTGRES_ROUNDS, best of each), mailing to a sink of their own
+//     (references are unique within a database, so two databases' may coincide), with the same
+//     delivery check (every accepted inquiry mailed, none twice).
 //
 // Beside req/s the table shows the CPU time each server process spent per request (from
 // /proc/<pid>/stat, Linux only): a cost that noise from other tenants disturbs far less than req/s.
@@ -31,7 +32,7 @@
 // children, the sink and the temp dir are cleaned up on success, failure, Ctrl-C or the hard time limit.
 //
 // Knobs (environment, all optional): BENCH_HEALTH_SECONDS (10), BENCH_HEALTH_ROUNDS (2),
-// BENCH_CONTACT_SECONDS (10), BENCH_CONTACT_CONNECTIONS (50), BENCH_WARMUP_SECONDS (3),
+// BENCH_CONTACT_SECONDS (10), BENCH_CONTACT_CONNECTIONS (50), BENCH_WARMUP_SECONDS (3), BENCH_POSTGRES_ROUNDS (2),
 // BENCH_SERVICE_NODE_ARGS (extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -49,16 +50,17 @@ const HEALTH_CONNECTIONS = 50;
 const CONTACT_SECONDS = knob('BENCH_CONTACT_SECONDS', 10);
 const CONTACT_CONNECTIONS = knob('BENCH_CONTACT_CONNECTIONS', 50);
 const WARMUP_SECONDS = knob('BENCH_WARMUP_SECONDS', 3);
+const POSTGRES_ROUNDS = knob('BENCH_POSTGRES_ROUNDS', 2);
 const STARTUP_TIMEOUT_MS = 30_000;
 /** `npm run bench -- --postgres` adds the PostgreSQL mode (one and two instances). */
 const POSTGRES = process.argv.includes('--postgres');
 /** Inquiries committed while autocannon cuts its connections at the end of a load: at most one per
- * connection per load (two loads on SQLite, four on PostgreSQL). */
+ * connection per load (two loads on SQLite; on PostgreSQL a warm-up, then three a round). */
 const UNANSWERED_MAILS_ALLOWED = 2 * CONTACT_CONNECTIONS;
-const POSTGRES_UNANSWERED_MAILS_ALLOWED = 4 * CONTACT_CONNECTIONS;
+const POSTGRES_UNANSWERED_MAILS_ALLOWED = (1 + 3 * POSTGRES_ROUNDS) * CONTACT_CONNECTIONS;
 const DRAIN_TIMEOUT_MS = POSTGRES ? 300_000 : 120_000;
 /** The whole run, drain included, stops here whatever happens. */
-const HARD_LIMIT_MS = POSTGRES ? 720_000 : 300_000;
+const HARD_LIMIT_MS = POSTGRES ? 1_200_000 : 300_000;
 
 const TARGET_RATIO = 0.95;
 const TARGET_INQUIRIES_PER_S = 5_000;
@@ -509,29 +511,46 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
   const env = { RATE_LIMIT_INQUIRIES: 'off', LOG_LEVEL: 'warn', SMTP_URL: mailbox.url, INQUIRY_TO: 'studio@example.com' };
   postgres = await createPostgresBench(env, ROOT, STARTUP_TIMEOUT_MS);
   const first = await postgres.addInstance();
-  progress(`postgres: warm-up ${WARMUP_SECONDS} s, then ${CONTACT_SECONDS} s on one instance`);
+  progress(`postgres: warm-up ${WARMUP_SECONDS} s on the first instance`);
   await measureContact(first, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);
+  // Rounds alternate (one instance, two, one, …) and the best of each counts, as for health: on a
+  // shared machine a single sample of each says more about the neighbours than about the service.
   // Each measured load starts with an empty outbox: otherwise the workers would be mailing the
   // previous load's backlog beside it, two workers twice as fast as one, and the comparison of one
-  // instance with two would measure that backlog rather than the instances.
-  await drainBetweenLoads(mailbox, first, accepted);
-  const one = await measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
-  await drainBetweenLoads(mailbox, first, accepted);
-  // The second instance is warmed up like the first, or its cold JIT would be measured.
-  const second = await postgres.addInstance();
-  progress(`postgres: warm-up ${WARMUP_SECONDS} s on the second instance`);
-  await measureContact(second, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);
-  await drainBetweenLoads(mailbox, first, accepted);
-  progress(`postgres: ${CONTACT_SECONDS} s on two instances, ${CONTACT_CONNECTIONS / 2} connections each`);
-  const [a, b] = await Promise.all([
-    measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
-    measureContact(second, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
-  ]);
-  const two = a.acceptedPerS + b.acceptedPerS;
-  progress(`postgres: one instance ${fmt(one.acceptedPerS)}/s (p99 ${one.p99} ms), two instances ${fmt(two)}/s`);
-  const loadEnded = performance.now();
+  // instance with two would measure that backlog rather than the instances. "One instance" is the
+  // only one running: a second one, idle, would spend the processor mailing the first one's backlog.
+  const ones: ContactResult[] = [];
+  const twos: { perS: number; p99: number }[] = [];
+  /** How long the last load on two instances took to drain. */
+  let drainSeconds = 0;
+  for (let round = 1; round <= POSTGRES_ROUNDS; round++) {
+    await drainBetweenLoads(mailbox, first, accepted);
+    progress(`postgres round ${round}: ${CONTACT_SECONDS} s on one instance`);
+    const one = await measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
+    ones.push(one);
+    progress(`postgres round ${round}: one instance ${fmt(one.acceptedPerS)}/s (p99 ${one.p99} ms)`);
+    await drainBetweenLoads(mailbox, first, accepted);
+    // The second instance is warmed up like the first, or its cold JIT would be measured.
+    const second = await postgres.addInstance();
+    progress(`postgres round ${round}: warm-up ${WARMUP_SECONDS} s on a second instance`);
+    await measureContact(second, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);
+    await drainBetweenLoads(mailbox, first, accepted);
+    progress(`postgres round ${round}: ${CONTACT_SECONDS} s on two instances, ${CONTACT_CONNECTIONS / 2} connections each`);
+    const [a, b] = await Promise.all([
+      measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
+      measureContact(second, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
+    ]);
+    twos.push({ perS: a.acceptedPerS + b.acceptedPerS, p99: Math.max(a.p99, b.p99) });
+    progress(`postgres round ${round}: two instances ${fmt(a.acceptedPerS + b.acceptedPerS)}/s (p99 ${Math.max(a.p99, b.p99)} ms)`);
+    const loadEnded = performance.now();
+    await drainBetweenLoads(mailbox, first, accepted);
+    drainSeconds = (performance.now() - loadEnded) / 1000;
+    await second.stop();
+  }
+  const one = ones.reduce((best, r) => (r.acceptedPerS > best.acceptedPerS ? r : best));
+  const bestTwo = twos.reduce((best, r) => (r.perS > best.perS ? r : best));
+  const two = bestTwo.perS;
   const drained = await waitForDelivery(mailbox, first, accepted, DRAIN_TIMEOUT_MS);
-  const drainSeconds = (performance.now() - loadEnded) / 1000;
   const delivered = [...accepted].filter((reference) => mailbox.references.has(reference)).length;
   const unanswered = mailbox.references.size - delivered;
   const once = unanswered <= POSTGRES_UNANSWERED_MAILS_ALLOWED && mailbox.duplicates() === 0;
@@ -540,16 +559,16 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
   );
   const rows: [string, string, string, string][] = [
     [
-      'POST /api/contact on PostgreSQL, one instance (accepted/s, p99)',
+      `POST /api/contact on PostgreSQL, one instance (accepted/s, p99; best of ${POSTGRES_ROUNDS})`,
       `${fmt(one.acceptedPerS)} (p99 ${one.p99} ms)`,
       `≥ ${fmt(TARGET_POSTGRES_INQUIRIES_PER_S)}`,
-      `${verdict(one.acceptedPerS >= TARGET_POSTGRES_INQUIRIES_PER_S)}; SQLite in this run: ${fmt(sqlitePerS)}`,
+      `${verdict(one.acceptedPerS >= TARGET_POSTGRES_INQUIRIES_PER_S)}; rounds: ${ones.map((r) => fmt(r.acceptedPerS)).join(', ')}; SQLite in this run: ${fmt(sqlitePerS)}`,
     ],
     [
-      'POST /api/contact on PostgreSQL, two instances (accepted/s, p99)',
-      `${fmt(two)} (p99 ${Math.max(a.p99, b.p99)} ms)`,
+      `POST /api/contact on PostgreSQL, two instances (accepted/s, p99; best of ${POSTGRES_ROUNDS})`,
+      `${fmt(two)} (p99 ${bestTwo.p99} ms)`,
       '≥ one instance',
-      verdict(two >= one.acceptedPerS),
+      `${verdict(two >= one.acceptedPerS)}; ${(two / one.acceptedPerS).toFixed(2)} × one; rounds: ${twos.map((r) => fmt(r.perS)).join(', ')}`,
     ],
     ['PostgreSQL: delivered', `${delivered}/${accepted.size}`, 'all', verdict(drained)],
     [
@@ -558,7 +577,12 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
       `≤ ${POSTGRES_UNANSWERED_MAILS_ALLOWED} / 0`,
       verdict(once),
     ],
-    ['PostgreSQL drain after the load ended', `${drainSeconds.toFixed(1)} s`, `≤ ${DRAIN_TIMEOUT_MS / 1000} s`, verdict(drained)],
+    [
+      'PostgreSQL drain after the last load on two instances',
+      `${drainSeconds.toFixed(1)} s`,
+      `≤ ${DRAIN_TIMEOUT_MS / 1000} s`,
+      verdict(drained),
+    ],
   ];
   return { rows, drained: drained && once };
 }

@@ -1,36 +1,64 @@
 // Intake first. An instance's HTTP intake and its delivery worker share one event loop, and mail is
 // the dearer of the two (composing and sending one costs several times an inquiry's commit). In a
-// burst, a person or agent is waiting for each 200, while the studio's inbox does not notice mail
-// that arrives a few seconds later. So while inquiries arrive faster than `busyAbovePerS`, the
-// worker starts at most `pacedPerS` deliveries a second — never none — in chunks, so that each claim
-// (a committed write) still covers several; the moment the burst is over it goes back to full
-// speed and the backlog goes out. Below that rate nothing is paced: every inquiry's mail leaves
-// right after its commit, as before.
+// burst that saturates the loop, a person or agent is waiting for each 200, while the studio's inbox
+// does not notice mail that arrives a few seconds later. So while inquiries arrive faster than
+// `busyAbovePerS` and the event loop has been busy at least `saturatedAbove` of the time (three
+// quarters: on PostgreSQL a loaded loop still waits on the database now and then), the worker
+// starts at most `pacedPerS` deliveries a second — never none — in chunks, so that each claim (a
+// committed write) still covers several. With processor to spare, or once the burst is over,
+// nothing is paced: every inquiry's mail leaves right after its commit, and a backlog goes out at
+// full speed.
 
 export interface PaceOptions {
-  /** Intake above this many inquiries per second (at this instance) makes delivery pace itself. */
+  /** Intake above this many inquiries per second (at this instance) can make delivery pace itself. */
   readonly busyAbovePerS: number;
+  /** …when the event loop was busy at least this share of the time (0–1). */
+  readonly saturatedAbove: number;
   /** Deliveries started per second while paced. */
   readonly pacedPerS: number;
   /** Deliveries claimed together while paced. */
   readonly chunk: number;
 }
 
-export const DEFAULT_PACE: PaceOptions = Object.freeze({ busyAbovePerS: 100, pacedPerS: 50, chunk: 10 });
+export const DEFAULT_PACE: PaceOptions = Object.freeze({ busyAbovePerS: 100, saturatedAbove: 0.75, pacedPerS: 50, chunk: 10 });
 
-/** Intake is counted in windows this long; a burst is over one whole quiet window after it ends. */
-const WINDOW_MS = 250;
+/** Intake and the loop's load are counted in windows this long, aligned to the clock. */
+export const PACE_WINDOW_MS = 250;
+
+export interface PacerClock {
+  /** Milliseconds, monotonic. */
+  now(): number;
+  /** The share of the time since the previous call that the event loop was busy (0–1). */
+  loopBusyShare(): number;
+}
+
+/** performance.now() and the event loop's utilization (Node's perf_hooks). */
+export function eventLoopClock(): PacerClock {
+  let last = performance.eventLoopUtilization();
+  return {
+    now: () => performance.now(),
+    loopBusyShare() {
+      const current = performance.eventLoopUtilization();
+      const share = performance.eventLoopUtilization(current, last).utilization;
+      last = current;
+      return share;
+    },
+  };
+}
 
 export class DeliveryPacer {
-  private windowStart = Number.NEGATIVE_INFINITY;
+  /** The window now being counted (its number since the clock's zero). */
+  private window = Number.NEGATIVE_INFINITY;
   private inWindow = 0;
   private inPreviousWindow = 0;
+  /** Whether the loop was saturated over the time up to the start of the current window. */
+  private saturated = false;
   private saved: number;
   private savedAt = 0;
 
   constructor(
     private readonly options: PaceOptions = DEFAULT_PACE,
-    private readonly now: () => number = () => performance.now(),
+    private readonly clock: PacerClock = eventLoopClock(),
   ) {
     this.saved = options.chunk;
   }
@@ -41,24 +69,24 @@ export class DeliveryPacer {
     this.inWindow++;
   }
 
-  /** Whether intake is above `busyAbovePerS` (in the current or the last whole window). */
+  /** Intake above `busyAbovePerS` (in the current or the last whole window) on a saturated loop. */
   busy(): boolean {
     this.roll();
-    const threshold = (this.options.busyAbovePerS * WINDOW_MS) / 1000;
-    return this.inWindow > threshold || this.inPreviousWindow > threshold;
+    const threshold = (this.options.busyAbovePerS * PACE_WINDOW_MS) / 1000;
+    return this.saturated && (this.inWindow > threshold || this.inPreviousWindow > threshold);
   }
 
   /**
-   * How many deliveries may start now: unlimited while intake is not busy; while it is, what the
-   * pace has saved up, and none until that makes a whole chunk.
+   * How many deliveries may start now: unlimited while not busy; while busy, what the pace has
+   * saved up, and none until that makes a whole chunk.
    */
   allowance(): number {
+    const now = this.clock.now();
     if (!this.busy()) {
       this.saved = this.options.chunk;
-      this.savedAt = this.now();
+      this.savedAt = now;
       return Number.POSITIVE_INFINITY;
     }
-    const now = this.now();
     this.saved = Math.min(this.options.chunk, this.saved + ((now - this.savedAt) * this.options.pacedPerS) / 1000);
     this.savedAt = now;
     return this.saved >= this.options.chunk ? Math.floor(this.saved) : 0;
@@ -69,17 +97,18 @@ export class DeliveryPacer {
     this.saved = Math.max(0, this.saved - count);
   }
 
-  /** Milliseconds until the next chunk is saved up (0 when it already is). */
+  /** Milliseconds until the next chunk is saved up (at least 1). */
   nextChunkInMs(): number {
-    return Math.max(0, Math.ceil(((this.options.chunk - this.saved) * 1000) / this.options.pacedPerS));
+    return Math.max(1, Math.ceil(((this.options.chunk - this.saved) * 1000) / this.options.pacedPerS));
   }
 
   private roll(): void {
-    const now = this.now();
-    if (now - this.windowStart < WINDOW_MS) return;
-    // A window with no intake in between means the previous one counted nothing.
-    this.inPreviousWindow = now - this.windowStart < 2 * WINDOW_MS ? this.inWindow : 0;
+    const window = Math.floor(this.clock.now() / PACE_WINDOW_MS);
+    if (window === this.window) return;
+    // A window with no call in between counted nothing.
+    this.inPreviousWindow = window === this.window + 1 ? this.inWindow : 0;
     this.inWindow = 0;
-    this.windowStart = now;
+    this.window = window;
+    this.saturated = this.clock.loopBusyShare() >= this.options.saturatedAbove;
   }
 }

@@ -7,7 +7,7 @@ import { GroupCommitter } from '../storage/group-commit.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
-import { DEFAULT_PACE, DeliveryPacer, type PaceOptions } from './pacing.js';
+import { DeliveryPacer } from './pacing.js';
 
 export interface WorkerOptions {
   readonly store: Pick<Store, 'outbox' | 'transaction'>;
@@ -25,8 +25,8 @@ export interface WorkerOptions {
   readonly now?: () => Date;
   /** Called after each successful delivery with the seconds since it was queued (metrics). */
   readonly onDelivered?: (channel: string, seconds: number) => void;
-  /** How delivery gives way to a burst of intake (src/delivery/pacing.ts); null never paces. */
-  readonly pace?: PaceOptions | null;
+  /** How delivery gives way to a burst of intake (src/delivery/pacing.ts; the default pace); null never paces. */
+  readonly pacer?: DeliveryPacer | null;
 }
 
 const DEFAULT_CONCURRENCY = 32;
@@ -81,7 +81,7 @@ export class DeliveryWorker {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
-    this.pacer = options.pace === null ? null : new DeliveryPacer(options.pace ?? DEFAULT_PACE);
+    this.pacer = options.pacer === undefined ? new DeliveryPacer() : options.pacer;
     const { outbox } = options.store;
     // Not durable: an attempt record lost with the machine's power means the message may be sent again.
     this.recorder = new GroupCommitter(options.store, (tx, writes) => outbox.recordAttempts(writes, tx), { durable: false });
