@@ -18,12 +18,18 @@ export interface PostgresBench {
   readonly instances: ServerProcess[];
   /** Starts one more service instance on the database and waits until it is healthy. */
   addInstance(): Promise<ServerProcess>;
+  /**
+   * Brings the database to the same state before each measured load: vacuumed (the last load's
+   * deliveries were updated row by row) and checkpointed, so that neither autovacuum nor a
+   * checkpoint forced by the last load's WAL lands in the middle of the next one.
+   */
+  settle(): Promise<void>;
   /** Drops the database (after the instances have stopped). */
   drop(): Promise<void>;
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+async function admin(sql: string, connectionString = POSTGRES_ADMIN_URL): Promise<void> {
+  const client = new pg.Client({ connectionString });
   await client.connect();
   try {
     await client.query(sql);
@@ -53,6 +59,10 @@ export async function createPostgresBench(env: Record<string, string>, root: str
       instances.push(instance);
       await waitForHealth(instance, timeoutMs);
       return instance;
+    },
+    async settle() {
+      await admin('VACUUM (ANALYZE)', url);
+      await admin('CHECKPOINT');
     },
     drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };

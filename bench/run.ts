@@ -496,6 +496,7 @@ async function drainBetweenLoads(mailbox: SmtpSink, sender: ServerProcess, accep
   progress('postgres: waiting until the outbox is empty');
   if (!(await waitForDelivery(mailbox, sender, accepted, DRAIN_TIMEOUT_MS)))
     throw new Error('PostgreSQL: a load was not delivered in time');
+  await postgres?.settle();
 }
 
 interface PostgresResult {
