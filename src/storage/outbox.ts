@@ -231,20 +231,27 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
         db,
         dialect,
         async (trx) => {
-          const due = trx
-            .selectFrom('deliveries')
-            .select('id')
-            .where('status', '=', 'pending')
-            .where('run_at', '<=', at)
-            .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
-            .orderBy('run_at')
-            .limit(limit);
-          const claimed = await trx
-            .updateTable('deliveries')
-            .set({ locked_until: at + leaseMs, locked_by: owner })
-            .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
-            .returningAll()
-            .execute();
+          const claim = (count: number, messagesOnly: boolean) => {
+            const due = trx
+              .selectFrom('deliveries')
+              .select('id')
+              .where('status', '=', 'pending')
+              .where('run_at', '<=', at)
+              .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+              .$if(messagesOnly, (query) => query.where('message_id', 'is not', null))
+              .orderBy('run_at')
+              .limit(count);
+            return trx
+              .updateTable('deliveries')
+              .set({ locked_until: at + leaseMs, locked_by: owner })
+              .where('id', 'in', dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+              .returningAll()
+              .execute();
+          };
+          // Service messages first (a person is waiting for a code that expires), then the oldest
+          // due deliveries; the second claim does not see the first's rows again (they are leased).
+          const messages = await claim(limit, true);
+          const claimed = messages.length < limit ? [...messages, ...(await claim(limit - messages.length, false))] : messages;
           const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
           const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
           const inquiryRows = references.length

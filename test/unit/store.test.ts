@@ -187,6 +187,28 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
   });
 
   describe('service messages', () => {
+    it('are claimed ahead of older inquiry mail (a person waits for the code), which then follows oldest first', async () => {
+      await openTempStore();
+      const earlier = new Date('2026-01-01T00:00:00Z');
+      const now = new Date(earlier.getTime() + 60_000);
+      await store.transaction(async (tx) => {
+        const references = ['INQ-AAAAA1', 'INQ-AAAAA2', 'INQ-AAAAA3'];
+        await store.inquiries.insertMany(
+          references.map((reference, i) => ({ inquiry: inquiry(reference, earlier), fingerprint: `fp-${i}` })),
+          tx,
+        );
+        await store.outbox.enqueue(references, ['email'], earlier, tx);
+      });
+      await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
+      const first = await store.outbox.claimDue(now, 2, 60_000, 'worker');
+      expect(first.map((due) => due.payload.kind)).toEqual(['message', 'inquiry']);
+      const rest = await store.outbox.claimDue(now, 10, 60_000, 'worker');
+      expect(rest.map((due) => due.payload.kind)).toEqual(['inquiry', 'inquiry']);
+      const references = [...first, ...rest].flatMap((due) => (due.payload.kind === 'inquiry' ? [due.payload.inquiry.reference] : []));
+      expect(references.sort()).toEqual(['INQ-AAAAA1', 'INQ-AAAAA2', 'INQ-AAAAA3']);
+      expect(await store.outbox.claimDue(now, 10, 60_000, 'worker')).toEqual([]);
+    });
+
     it('go through the outbox, and lose their body once delivered', async () => {
       database = await fresh();
       const opened = await openDatabase(database.config);
