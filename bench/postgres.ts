@@ -19,9 +19,10 @@ export interface PostgresBench {
   /** Starts one more service instance on the database and waits until it is healthy. */
   addInstance(): Promise<ServerProcess>;
   /**
-   * Brings the database to the same state before each measured load: vacuumed (the last load's
-   * deliveries were updated row by row) and checkpointed, so that neither autovacuum nor a
-   * checkpoint forced by the last load's WAL lands in the middle of the next one.
+   * Brings the database to the same state before each measured load (after the drain, so the drain
+   * time does not include it): vacuumed (the last load's deliveries were updated row by row) and
+   * checkpointed, so that neither autovacuum nor a checkpoint forced by the last load's WAL lands
+   * in the middle of the next one.
    */
   settle(): Promise<void>;
   /** Drops the database (after the instances have stopped). */

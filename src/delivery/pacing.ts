@@ -51,8 +51,9 @@ export class DeliveryPacer {
   private window = Number.NEGATIVE_INFINITY;
   private inWindow = 0;
   private inPreviousWindow = 0;
-  /** Whether the loop was saturated over the time up to the start of the current window. */
+  /** Whether the loop was saturated over the last sample: at least one whole window long. */
   private saturated = false;
+  private sampledAt = Number.NEGATIVE_INFINITY;
   private saved: number;
   private savedAt = 0;
 
@@ -103,12 +104,17 @@ export class DeliveryPacer {
   }
 
   private roll(): void {
-    const window = Math.floor(this.clock.now() / PACE_WINDOW_MS);
+    const now = this.clock.now();
+    const window = Math.floor(now / PACE_WINDOW_MS);
     if (window === this.window) return;
     // A window with no call in between counted nothing.
     this.inPreviousWindow = window === this.window + 1 ? this.inWindow : 0;
     this.inWindow = 0;
     this.window = window;
-    this.saturated = this.clock.loopBusyShare() >= this.options.saturatedAbove;
+    // The loop's load over a few milliseconds says nothing: a sample spans a whole window or more.
+    if (now - this.sampledAt >= PACE_WINDOW_MS) {
+      this.saturated = this.clock.loopBusyShare() >= this.options.saturatedAbove;
+      this.sampledAt = now;
+    }
   }
 }
