@@ -238,7 +238,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
               .where('status', '=', 'pending')
               .where('run_at', '<=', at)
               .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
-              .$if(messagesOnly, (query) => query.where('message_id', 'is not', null))
+              .where('message_id', messagesOnly ? 'is not' : 'is', null)
               .orderBy('run_at')
               .limit(count);
             return trx
@@ -249,7 +249,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
               .execute();
           };
           // Service messages first (a person is waiting for a code that expires), then the oldest
-          // due deliveries; the second claim does not see the first's rows again (they are leased).
+          // due inquiry deliveries: two disjoint sets, so no row is claimed twice.
           const messages = await claim(limit, true);
           const claimed = messages.length < limit ? [...messages, ...(await claim(limit - messages.length, false))] : messages;
           const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
