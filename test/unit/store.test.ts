@@ -209,6 +209,14 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await store.outbox.claimDue(now, 10, 60_000, 'worker')).toEqual([]);
     });
 
+    it('are claimed once by one claim, the two halves of a claim being disjoint whatever the lease', async () => {
+      await openTempStore();
+      const now = new Date('2026-01-01T00:00:00Z');
+      await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
+      const claimed = await store.outbox.claimDue(now, 5, 0, 'worker');
+      expect(claimed.map((due) => due.payload.kind)).toEqual(['message']);
+    });
+
     it('go through the outbox, and lose their body once delivered', async () => {
       database = await fresh();
       const opened = await openDatabase(database.config);
