@@ -3,7 +3,7 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
-import { type BatchProcessor, causedByAnItem, GroupCommitter } from '../../src/storage/group-commit.js';
+import { type BatchProcessor, causedByAnItem, EXTRA_LANE_AT, GroupCommitter } from '../../src/storage/group-commit.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 
@@ -297,14 +297,14 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await second.close();
     });
 
-    it('overlaps as many transactions as the store runs in parallel, and no more', async () => {
+    it('starts a further transaction only once EXTRA_LANE_AT items wait, up to as many as the store runs in parallel', async () => {
       await openTempStore();
       let active = 0;
       let most = 0;
       const slowly: BatchProcessor<string, string> = async (tx, references) => {
         active++;
         most = Math.max(most, active);
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        await new Promise((resolve) => setTimeout(resolve, 400));
         try {
           return await insertEach(tx, references);
         } finally {
@@ -312,12 +312,23 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         }
       };
       const committer = new GroupCommitter(store, slowly, { concurrency: store.parallelWrites });
-      const references = Array.from({ length: 8 }, (_, i) => `INQ-LANES${i}`);
+      const references: string[] = [];
       const runs: Promise<string>[] = [];
-      for (const reference of references) {
-        runs.push(committer.run(reference));
-        await new Promise((resolve) => setTimeout(resolve, 5)); // each arrives while the last one commits
-      }
+      const arrive = async (count: number) => {
+        for (let i = 0; i < count; i++) {
+          const reference = `INQ-L${String(references.length).padStart(5, '0')}`;
+          references.push(reference);
+          runs.push(committer.run(reference));
+          // Each arrives after the last one has been taken into a transaction, if it started one.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      // The first starts a transaction; the next ones wait for it, too few to be worth a second.
+      await arrive(EXTRA_LANE_AT);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // any transaction started has begun by now
+      expect(most).toBe(1);
+      // Each further EXTRA_LANE_AT waiting start one more, up to the store's parallel writes.
+      await arrive(EXTRA_LANE_AT * (store.parallelWrites + 1) - 1);
       expect(await Promise.all(runs)).toEqual(references);
       expect(most).toBe(store.parallelWrites);
       expect(store.parallelWrites).toBe(database.config.kind === 'sqlite' ? 1 : 4);
