@@ -1,7 +1,6 @@
-// Intake first (src/delivery/pacing.ts): while inquiries arrive faster than the threshold on a
-// saturated event loop, delivery starts at most its paced rate, in chunks, and never stops; with
-// the loop to spare, below the threshold, and once a burst is over, nothing is paced. The pacer on a
-// fake clock; then the worker on a real SQLite outbox, its pacer told the loop is saturated.
+// Intake first (src/delivery/pacing.ts): while inquiries arrive faster than the threshold, delivery
+// starts at most its paced rate, in chunks, and never stops; below the threshold and once a burst is
+// over, nothing is paced. The pacer on a fake clock; then the worker on a real SQLite outbox.
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { pino } from 'pino';
@@ -13,12 +12,12 @@ import { openDatabase } from '../../src/storage/database.js';
 import { createStore } from '../../src/storage/store.js';
 import { freshSqlite } from '../helpers/databases.js';
 
-/** The production pace: 100 inquiries/s on a loop busy ≥ 75 % of the time; then 50 deliveries/s in chunks of 10. */
+/** The production pace: above 100 inquiries/s, 50 deliveries/s in chunks of 10. */
 const PACE: PaceOptions = DEFAULT_PACE;
 
 function pacerOnAClock(options: PaceOptions = PACE) {
-  const clock = { ms: 1_000, loopBusy: 1 };
-  const pacer = new DeliveryPacer(options, { now: () => clock.ms, loopBusyShare: () => clock.loopBusy });
+  const clock = { ms: 1_000 };
+  const pacer = new DeliveryPacer(options, () => clock.ms);
   /** `count` inquiries spread evenly over `ms`. */
   const intake = (count: number, ms: number) => {
     for (let i = 0; i < count; i++) {
@@ -37,18 +36,6 @@ describe('delivery pacer', () => {
       expect(pacer.busy()).toBe(false);
       expect(pacer.allowance()).toBe(Number.POSITIVE_INFINITY);
     }
-  });
-
-  it('paces nothing, however fast inquiries arrive, while the event loop has time to spare', () => {
-    const { clock, pacer, intake } = pacerOnAClock();
-    clock.loopBusy = 0.5;
-    for (let second = 0; second < 5; second++) {
-      intake(2_000, 1_000);
-      expect(pacer.allowance()).toBe(Number.POSITIVE_INFINITY);
-    }
-    clock.loopBusy = 1;
-    intake(600, 300);
-    expect(pacer.allowance()).toBe(PACE.chunk);
   });
 
   it('above it, allows a chunk, then nothing until the paced rate has saved up the next chunk', () => {
@@ -93,37 +80,6 @@ describe('delivery pacer', () => {
     clock.ms += 3_600_000;
     pacer.noteIntake();
     expect(pacer.busy()).toBe(false);
-  });
-
-  it('paces from a loop busy three quarters of the time, not less, and lets go once the loop has time again', () => {
-    const { clock, pacer, intake } = pacerOnAClock();
-    clock.loopBusy = PACE.saturatedAbove - 0.01;
-    intake(1_000, 1_000);
-    expect(pacer.busy()).toBe(false);
-    clock.loopBusy = PACE.saturatedAbove;
-    intake(1_000, 1_000);
-    expect(pacer.busy()).toBe(true);
-    clock.loopBusy = 0.3;
-    intake(1_000, 1_000);
-    expect(pacer.busy()).toBe(false);
-  });
-
-  it('judges the loop over a whole window at least, not over the few milliseconds since the last question', () => {
-    const clock = { ms: 1_000 };
-    const shares: number[] = [];
-    const pacer = new DeliveryPacer(PACE, {
-      now: () => clock.ms,
-      loopBusyShare: () => {
-        shares.push(clock.ms);
-        return 1;
-      },
-    });
-    for (let i = 0; i < 200; i++) {
-      clock.ms += 7;
-      pacer.noteIntake();
-    }
-    const gaps = shares.slice(1).map((at, i) => at - (shares[i] ?? 0));
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(PACE_WINDOW_MS);
   });
 
   it('in any busy stretch, starts at most a chunk plus the paced rate, and never stalls for longer than a chunk takes', () => {
@@ -182,9 +138,8 @@ describe('delivery worker under a burst of intake', () => {
         return { outcome: 'succeeded' };
       },
     };
-    // The loop is reported saturated: the burst below is only simulated. The poll interval is the
-    // production one, so the paced rate cannot come from polling.
-    const pacer = pace && new DeliveryPacer(pace, { now: () => performance.now(), loopBusyShare: () => 1 });
+    // The poll interval is the production one, so the paced rate cannot come from polling.
+    const pacer = pace && new DeliveryPacer(pace);
     const worker = new DeliveryWorker({ store, channels: [channel], logger: pino({ level: 'silent' }), pacer });
     cleanup = async () => {
       await worker.stop();
