@@ -158,6 +158,13 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
+  // Kysely's words for a database that a newer release has migrated: this one must not start on it.
+  const unknown = /previously executed migration (\S+) is missing/.exec(error instanceof Error ? error.message : '')?.[1];
+  if (unknown) {
+    throw new Error(
+      `DATABASE_URL: the database has migration ${unknown}, which this release does not know: a newer release has upgraded it (see README, "Upgrades")`,
+    );
+  }
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed`, { cause: error });

@@ -32,6 +32,19 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     return store;
   }
 
+  it('refuses a database that a newer release has migrated, naming the migration it does not know', async () => {
+    await openTempStore();
+    await store.close();
+    const opened = await openDatabase(database.config);
+    await sql`insert into kysely_migration (name, timestamp) values ('999_from_a_newer_release', '2099-01-01T00:00:00.000Z')`.execute(
+      opened.db,
+    );
+    await opened.db.destroy();
+    await expect(openDatabase(database.config)).rejects.toThrow(
+      'DATABASE_URL: the database has migration 999_from_a_newer_release, which this release does not know',
+    );
+  });
+
   describe('outbox', () => {
     it('leases due deliveries once, hands them back after the lease, and records attempts', async () => {
       await openTempStore();
