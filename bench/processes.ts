@@ -1,7 +1,7 @@
 // Child processes for the benchmark: a free loopback port, start a server process, wait until its
 // health endpoint answers, and stop it (SIGTERM, then SIGKILL) whatever state it is in.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 export const LOOPBACK = '127.0.0.1';
@@ -121,6 +121,37 @@ function processCpuMs(pid: number): number | undefined {
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the line.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time (user + system) of every process running this command (e.g. `postgres`), in ms. */
+export function commandCpuMs(command: string): number | undefined {
+  try {
+    let total = 0;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^[0-9]+$/.test(pid)) continue;
+      let name: string;
+      try {
+        name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      } catch {
+        continue; // ended meanwhile
+      }
+      if (name === command) total += processCpuMs(Number(pid)) ?? 0;
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Time all the machine's cores have spent idle so far (idle + iowait in /proc/stat), in ms. */
+export function machineIdleMs(): number | undefined {
+  try {
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
+    const ticks = Number(fields[4]) + Number(fields[5]);
     return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : undefined;
   } catch {
     return undefined;

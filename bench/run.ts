@@ -24,6 +24,8 @@
 //
 // Beside req/s the table shows the CPU time each server process spent per request (from
 // /proc/<pid>/stat, Linux only): a cost that noise from other tenants disturbs far less than req/s.
+// The PostgreSQL rows split the processor time of a load between the instances and PostgreSQL, and
+// give the share of the cores left idle: what decides whether two instances can beat one here.
 //
 // Setup: a real SMTP server (bench/sink.ts) and two child processes on 127.0.0.1 only — the service
 // (`node --import tsx src/main.ts`, a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
@@ -39,7 +41,16 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { createPostgresBench, type PostgresBench, TARGET_POSTGRES_INQUIRIES_PER_S } from './postgres.js';
-import { assertRunning, freePort, LOOPBACK, type ServerProcess, startServerProcess, waitForHealth } from './processes.js';
+import {
+  assertRunning,
+  commandCpuMs,
+  freePort,
+  LOOPBACK,
+  machineIdleMs,
+  type ServerProcess,
+  startServerProcess,
+  waitForHealth,
+} from './processes.js';
 import { type SmtpSink, startSmtpSink } from './sink.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -498,6 +509,33 @@ async function drainBetweenLoads(mailbox: SmtpSink, sender: ServerProcess, accep
     throw new Error('PostgreSQL: a load was not delivered in time');
 }
 
+/**
+ * Where the machine's processor time goes during a load: the instances', PostgreSQL's (every
+ * `postgres` process) and what stayed idle. One instance is limited by its own event loop while
+ * cores idle; two fill the machine, and then every inquiry's cost counts.
+ */
+function machineCpu(instances: readonly ServerProcess[]) {
+  const sample = () => ({
+    services: instances.reduce((sum, instance) => sum + (instance.cpuMs() ?? Number.NaN), 0),
+    postgres: commandCpuMs('postgres') ?? Number.NaN,
+    idle: machineIdleMs() ?? Number.NaN,
+    at: performance.now(),
+  });
+  const before = sample();
+  return {
+    /** The split since `machineCpu` was called, per accepted inquiry. */
+    split(inquiries: number): string {
+      const after = sample();
+      const per = (ms: number) => fmtUs(Number.isFinite(ms) && inquiries > 0 ? (ms * 1000) / inquiries : undefined);
+      const idle = (after.idle - before.idle) / (after.at - before.at);
+      return (
+        `CPU/inquiry: instances ${per(after.services - before.services)}, PostgreSQL ${per(after.postgres - before.postgres)}; ` +
+        `${Number.isFinite(idle) ? idle.toFixed(2) : 'n/a'} of ${cpus().length} cores idle`
+      );
+    },
+  };
+}
+
 interface PostgresResult {
   readonly rows: [string, string, string, string][];
   /** Every inquiry accepted on PostgreSQL reached the sink, once. */
@@ -519,16 +557,17 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
   // previous load's backlog beside it, two workers twice as fast as one, and the comparison of one
   // instance with two would measure that backlog rather than the instances. "One instance" is the
   // only one running: a second one, idle, would spend the processor mailing the first one's backlog.
-  const ones: ContactResult[] = [];
-  const twos: { perS: number; p99: number }[] = [];
+  const ones: (ContactResult & { cpu: string })[] = [];
+  const twos: { perS: number; p99: number; cpu: string }[] = [];
   /** How long the last load on two instances took to drain. */
   let drainSeconds = 0;
   for (let round = 1; round <= POSTGRES_ROUNDS; round++) {
     await drainBetweenLoads(mailbox, first, accepted);
     await postgres.settle();
     progress(`postgres round ${round}: ${CONTACT_SECONDS} s on one instance`);
+    const oneCpu = machineCpu([first]);
     const one = await measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
-    ones.push(one);
+    ones.push({ ...one, cpu: oneCpu.split(one.accepted) });
     progress(`postgres round ${round}: one instance ${fmt(one.acceptedPerS)}/s (p99 ${one.p99} ms)`);
     await drainBetweenLoads(mailbox, first, accepted);
     // The second instance is warmed up like the first, or its cold JIT would be measured.
@@ -538,11 +577,12 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
     await drainBetweenLoads(mailbox, first, accepted);
     await postgres.settle();
     progress(`postgres round ${round}: ${CONTACT_SECONDS} s on two instances, ${CONTACT_CONNECTIONS / 2} connections each`);
+    const twoCpu = machineCpu([first, second]);
     const [a, b] = await Promise.all([
       measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
       measureContact(second, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
     ]);
-    twos.push({ perS: a.acceptedPerS + b.acceptedPerS, p99: Math.max(a.p99, b.p99) });
+    twos.push({ perS: a.acceptedPerS + b.acceptedPerS, p99: Math.max(a.p99, b.p99), cpu: twoCpu.split(a.accepted + b.accepted) });
     progress(`postgres round ${round}: two instances ${fmt(a.acceptedPerS + b.acceptedPerS)}/s (p99 ${Math.max(a.p99, b.p99)} ms)`);
     const loadEnded = performance.now();
     await drainBetweenLoads(mailbox, first, accepted);
@@ -564,13 +604,13 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
       `POST /api/contact on PostgreSQL, one instance (accepted/s, p99; best of ${POSTGRES_ROUNDS})`,
       `${fmt(one.acceptedPerS)} (p99 ${one.p99} ms)`,
       `≥ ${fmt(TARGET_POSTGRES_INQUIRIES_PER_S)}`,
-      `${verdict(one.acceptedPerS >= TARGET_POSTGRES_INQUIRIES_PER_S)}; rounds: ${ones.map((r) => fmt(r.acceptedPerS)).join(', ')}; SQLite in this run: ${fmt(sqlitePerS)}`,
+      `${verdict(one.acceptedPerS >= TARGET_POSTGRES_INQUIRIES_PER_S)}; rounds: ${ones.map((r) => fmt(r.acceptedPerS)).join(', ')}; SQLite in this run: ${fmt(sqlitePerS)}; ${one.cpu}`,
     ],
     [
       `POST /api/contact on PostgreSQL, two instances (accepted/s, p99; best of ${POSTGRES_ROUNDS})`,
       `${fmt(two)} (p99 ${bestTwo.p99} ms)`,
       '≥ one instance',
-      `${verdict(two >= one.acceptedPerS)}; ${(two / one.acceptedPerS).toFixed(2)} × one; rounds: ${twos.map((r) => fmt(r.perS)).join(', ')}`,
+      `${verdict(two >= one.acceptedPerS)}; ${(two / one.acceptedPerS).toFixed(2)} × one; rounds: ${twos.map((r) => fmt(r.perS)).join(', ')}; ${bestTwo.cpu}`,
     ],
     ['PostgreSQL: delivered', `${delivered}/${accepted.size}`, 'all', verdict(drained)],
     [
