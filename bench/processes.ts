@@ -115,22 +115,26 @@ export async function waitForHealth(server: ServerProcess, timeoutMs: number): P
 /** Linux clock ticks per second for /proc/<pid>/stat (USER_HZ, 100 on every mainstream platform). */
 const CLOCK_TICKS_PER_S = 100;
 
-/** utime + stime of a process from /proc/<pid>/stat, in ms. */
-function processCpuMs(pid: number): number | undefined {
+/** utime + stime of a process from /proc/<pid>/stat, in ms; with cutime + cstime, its ended children's too. */
+function processCpuMs(pid: number, { withEndedChildren = false } = {}): number | undefined {
   try {
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the line.
+    // Fields after the parenthesised command name; utime, stime, cutime and cstime are fields 14–17 of the line.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    const ticks = Number(fields[11]) + Number(fields[12]);
+    const ticks = Number(fields[11]) + Number(fields[12]) + (withEndedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
     return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** CPU time (user + system) of every process running this command (e.g. `postgres`), in ms. */
+/**
+ * CPU time (user + system) of every process running this command (e.g. `postgres`), in ms, with that
+ * of their children that have ended (a server's finished backends and autovacuum workers are
+ * counted in its own cutime and cstime); undefined where /proc is missing or no such process runs.
+ */
 export function commandCpuMs(command: string): number | undefined {
+  let total: number | undefined;
   try {
-    let total = 0;
     for (const pid of readdirSync('/proc')) {
       if (!/^[0-9]+$/.test(pid)) continue;
       let name: string;
@@ -139,12 +143,12 @@ export function commandCpuMs(command: string): number | undefined {
       } catch {
         continue; // ended meanwhile
       }
-      if (name === command) total += processCpuMs(Number(pid)) ?? 0;
+      if (name === command) total = (total ?? 0) + (processCpuMs(Number(pid), { withEndedChildren: true }) ?? 0);
     }
-    return total;
   } catch {
     return undefined;
   }
+  return total;
 }
 
 /** Time all the machine's cores have spent idle so far (idle + iowait in /proc/stat), in ms. */

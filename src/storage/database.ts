@@ -66,7 +66,12 @@ export async function openDatabase(config: DatabaseConfig, options: OpenOptions 
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  await migrateToLatest(db as Kysely<unknown>);
+  try {
+    await migrateToLatest(db as Kysely<unknown>);
+  } catch (error) {
+    await db.destroy(); // closes the file: a caller that goes on (a test, the CLI) holds no handle
+    throw error;
+  }
   const probe = sqlite.prepare('select 1');
   // Throws once the database is closed, like any other query.
   return { db, dialect: 'sqlite', ping: async () => void probe.get() };

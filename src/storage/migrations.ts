@@ -163,6 +163,7 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   if (unknown) {
     throw new Error(
       `DATABASE_URL: the database has migration ${unknown}, which this release does not know: a newer release has upgraded it (see README, "Upgrades")`,
+      { cause: error },
     );
   }
   if (error) {

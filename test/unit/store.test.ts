@@ -3,7 +3,14 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
-import { type BatchProcessor, causedByAnItem, EXTRA_LANE_AT, GroupCommitter } from '../../src/storage/group-commit.js';
+import {
+  type BatchProcessor,
+  causedByAnItem,
+  EXTRA_LANE_AFTER_MS,
+  EXTRA_LANE_AT,
+  GroupCommitter,
+  MAX_BATCH_SIZE,
+} from '../../src/storage/group-commit.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 
@@ -310,41 +317,80 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await second.close();
     });
 
-    it('starts a further transaction only once EXTRA_LANE_AT items wait, up to as many as the store runs in parallel', async () => {
-      await openTempStore();
-      let active = 0;
-      let most = 0;
-      const slowly: BatchProcessor<string, string> = async (tx, references) => {
-        active++;
-        most = Math.max(most, active);
-        await new Promise((resolve) => setTimeout(resolve, 400));
+    /** A batch processor that records how many transactions overlap, each taking `ms`. */
+    function overlapCounter(ms: (references: readonly string[]) => number) {
+      const seen = { active: 0, most: 0 };
+      const process: BatchProcessor<string, string> = async (tx, references) => {
+        seen.active++;
+        seen.most = Math.max(seen.most, seen.active);
+        await new Promise((resolve) => setTimeout(resolve, ms(references)));
         try {
           return await insertEach(tx, references);
         } finally {
-          active--;
+          seen.active--;
         }
       };
-      const committer = new GroupCommitter(store, slowly, { concurrency: store.parallelWrites });
+      return { seen, process };
+    }
+    const lanesReference = (n: number) => `INQ-L${String(n).padStart(5, '0')}`;
+
+    it('starts a further transaction only once EXTRA_LANE_AT items wait, up to as many as the store runs in parallel', async () => {
+      await openTempStore();
+      const { seen, process } = overlapCounter(() => 400);
+      // Only the count decides here: none of these waits long enough for the time to.
+      const committer = new GroupCommitter(store, process, { concurrency: store.parallelWrites, extraLaneAfterMs: 60_000 });
       const references: string[] = [];
       const runs: Promise<string>[] = [];
       const arrive = async (count: number) => {
         for (let i = 0; i < count; i++) {
-          const reference = `INQ-L${String(references.length).padStart(5, '0')}`;
+          const reference = lanesReference(references.length);
           references.push(reference);
           runs.push(committer.run(reference));
           // Each arrives after the last one has been taken into a transaction, if it started one.
           await new Promise((resolve) => setImmediate(resolve));
         }
       };
-      // The first starts a transaction; the next ones wait for it, too few to be worth a second.
+      // The first starts a transaction; the next ones wait for it, one too few to be worth a second.
       await arrive(EXTRA_LANE_AT);
       await new Promise((resolve) => setTimeout(resolve, 100)); // any transaction started has begun by now
-      expect(most).toBe(1);
-      // Each further EXTRA_LANE_AT waiting start one more, up to the store's parallel writes.
-      await arrive(EXTRA_LANE_AT * (store.parallelWrites + 1) - 1);
+      expect(seen.most).toBe(1);
+      // The next makes EXTRA_LANE_AT waiting: a second transaction; each further EXTRA_LANE_AT a third and a fourth.
+      await arrive(1 + EXTRA_LANE_AT * (store.parallelWrites - 2));
       expect(await Promise.all(runs)).toEqual(references);
-      expect(most).toBe(store.parallelWrites);
+      expect(seen.most).toBe(store.parallelWrites);
       expect(store.parallelWrites).toBe(database.config.kind === 'sqlite' ? 1 : 4);
+    });
+
+    it('spreads a burst larger than one batch over the transactions it may run at once', async () => {
+      await openTempStore();
+      const { seen, process } = overlapCounter(() => 300);
+      const committer = new GroupCommitter(store, process, { concurrency: store.parallelWrites, extraLaneAfterMs: 60_000 });
+      const references = Array.from({ length: MAX_BATCH_SIZE * store.parallelWrites }, (_, i) => lanesReference(i));
+      // All in one turn of the event loop.
+      expect(await Promise.all(references.map((reference) => committer.run(reference)))).toEqual(references);
+      expect(seen.most).toBe(store.parallelWrites);
+    });
+
+    it('does not hold a few items for long behind a slow transaction where another may run beside it', async () => {
+      await openTempStore();
+      const { process } = overlapCounter((references) => (references.includes(lanesReference(0)) ? 1_500 : 0));
+      const committer = new GroupCommitter(store, process, { concurrency: store.parallelWrites });
+      const slow = committer.run(lanesReference(0));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = performance.now();
+      let slowDone = false;
+      void slow.then(() => {
+        slowDone = true;
+      });
+      await expect(committer.run(lanesReference(1))).resolves.toBe(lanesReference(1));
+      // On PostgreSQL it gets a transaction of its own after EXTRA_LANE_AFTER_MS; SQLite has one writer.
+      if (store.parallelWrites > 1) {
+        expect(slowDone).toBe(false);
+        expect(performance.now() - started).toBeLessThan(EXTRA_LANE_AFTER_MS + 500);
+      } else {
+        expect(slowDone).toBe(true);
+      }
+      await slow;
     });
 
     it('rejects only the item refused, and isolates an item that breaks the shared transaction', async () => {
