@@ -1,6 +1,8 @@
 // Delivery over real sockets: the app listening on a port, a real SMTP server and a real webhook
 // receiver. Retries, permanent failures and header-injection attempts end to end.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PACE, PACE_WINDOW_MS } from '../../src/delivery/pacing.js';
 import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
@@ -162,6 +164,35 @@ describe('email to the studio', () => {
     expect(failed?.lastError).toMatch(/550/);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await testApp.services.store.outbox.forReference(reference))[0]?.attempts).toBe(1);
+  });
+});
+
+describe('a burst of inquiries', () => {
+  it('paces the mail while it lasts, never stops it, and sends the rest right after', async () => {
+    const smtp = await smtpServer();
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO });
+    // 10 inquiries every 20 ms (500 a second) for a second, through the service as HTTP and MCP call it.
+    const submissions: Promise<unknown>[] = [];
+    let n = 0;
+    const report = () => {
+      for (let i = 0; i < 10; i++) {
+        n++;
+        submissions.push(testApp.services.inquiries.submit(validInquiry({ email: `burst-${n}@example.com`, message: `Burst ${n}` })));
+      }
+    };
+    const started = performance.now();
+    const intake = setInterval(report, 20);
+    await sleep(1_000);
+    clearInterval(intake);
+    await Promise.all(submissions);
+    const burstSeconds = (performance.now() - started) / 1000;
+    const duringBurst = smtp.received.length;
+    // Before the first quarter-second window counts more than its share, mail leaves unpaced.
+    const beforePacing = (DEFAULT_PACE.busyAbovePerS * PACE_WINDOW_MS) / 1000 + 10;
+    expect(duringBurst).toBeLessThanOrEqual(beforePacing + DEFAULT_PACE.chunk + DEFAULT_PACE.pacedPerS * burstSeconds);
+    expect(duringBurst).toBeGreaterThanOrEqual(20); // paced, not stopped
+    await smtp.waitFor(n, 20_000);
+    expect(new Set(smtp.received.map((mail) => mail.parsed.headers.get('x-inquiry-reference'))).size).toBe(n);
   });
 });
 
