@@ -511,8 +511,9 @@ async function drainBetweenLoads(mailbox: SmtpSink, sender: ServerProcess, accep
 
 /**
  * Where the machine's processor time goes during a load: the instances', PostgreSQL's (every
- * `postgres` process) and what stayed idle. One instance is limited by its own event loop while
- * cores idle; two fill the machine, and then every inquiry's cost counts.
+ * `postgres` process) and what stayed idle. One instance leaves cores idle (its requests wait on
+ * its event loop and on the database's round trips and commits); two fill the machine, and then
+ * every inquiry's cost counts.
  */
 function machineCpu(instances: readonly ServerProcess[]) {
   const sample = () => ({
