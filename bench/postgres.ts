@@ -39,8 +39,16 @@ async function admin(sql: string, connectionString = POSTGRES_ADMIN_URL): Promis
   }
 }
 
-/** Creates a fresh database; instances are added one by one (the first runs the migrations). */
-export async function createPostgresBench(env: Record<string, string>, root: string, timeoutMs: number): Promise<PostgresBench> {
+/**
+ * Creates a fresh database; instances are added one by one (the first runs the migrations), each
+ * started with `nodeArgs` (BENCH_SERVICE_NODE_ARGS, e.g. a CPU profile per instance).
+ */
+export async function createPostgresBench(
+  env: Record<string, string>,
+  root: string,
+  timeoutMs: number,
+  nodeArgs: readonly string[] = [],
+): Promise<PostgresBench> {
   const name = `studio_inquiry_bench_${Date.now().toString(36)}`;
   await admin(`CREATE DATABASE ${name}`);
   const url = POSTGRES_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
@@ -52,7 +60,7 @@ export async function createPostgresBench(env: Record<string, string>, root: str
       const port = await freePort();
       const instance = startServerProcess(
         `postgres instance ${instances.length + 1}`,
-        ['--import', 'tsx', 'src/main.ts'],
+        [...nodeArgs, '--import', 'tsx', 'src/main.ts'],
         { ...env, PORT: String(port), HOST: LOOPBACK, DATABASE_URL: url },
         port,
         root,

@@ -35,7 +35,8 @@
 //
 // Knobs (environment, all optional): BENCH_HEALTH_SECONDS (10), BENCH_HEALTH_ROUNDS (2),
 // BENCH_CONTACT_SECONDS (10), BENCH_CONTACT_CONNECTIONS (50), BENCH_WARMUP_SECONDS (3), BENCH_POSTGRES_ROUNDS (2),
-// BENCH_SERVICE_NODE_ARGS (extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+// BENCH_SERVICE_NODE_ARGS (extra node flags for the service and each PostgreSQL instance, e.g.
+// "--cpu-prof --cpu-prof-dir=/tmp/prof": one profile per process, written when it stops).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -78,6 +79,8 @@ const TARGET_INQUIRIES_PER_S = 5_000;
 const TARGET_P99_MS = 50;
 
 const REFERENCE = /INQ-[0-9A-Z]{6}/;
+/** Extra node flags for every service process the bench starts (BENCH_SERVICE_NODE_ARGS). */
+const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
 
 interface HealthSample {
   readonly reqPerS: number;
@@ -152,10 +155,10 @@ async function main(): Promise<number> {
   tempDir = await mkdtemp(join(tmpdir(), 'studio-inquiry-bench-'));
 
   const [servicePort, barePort, bareHeadersPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const extraArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
+
   service = startServerProcess(
     'service',
-    [...extraArgs, '--import', 'tsx', 'src/main.ts'],
+    [...SERVICE_NODE_ARGS, '--import', 'tsx', 'src/main.ts'],
     {
       PORT: String(servicePort),
       HOST: LOOPBACK,
@@ -548,7 +551,7 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
   postgresSink = mailbox;
   const accepted = new Set<string>();
   const env = { RATE_LIMIT_INQUIRIES: 'off', LOG_LEVEL: 'warn', SMTP_URL: mailbox.url, INQUIRY_TO: 'studio@example.com' };
-  postgres = await createPostgresBench(env, ROOT, STARTUP_TIMEOUT_MS);
+  postgres = await createPostgresBench(env, ROOT, STARTUP_TIMEOUT_MS, SERVICE_NODE_ARGS);
   const first = await postgres.addInstance();
   progress(`postgres: warm-up ${WARMUP_SECONDS} s on the first instance`);
   await measureContact(first, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);

@@ -11,6 +11,14 @@
 // database, an instance's event loop waits on the database while the processor it would mail with
 // is taken. Pacing only on a saturated loop let two instances on PostgreSQL mail 150-176 a second
 // during a load instead of 100, at ~0.8 ms of processor each (README, "Where the time goes").
+//
+// The trickle is small because it is paid per instance, at the moment processor is scarcest. A mail
+// costs ~0.8 ms of processor on a quiet machine and 2-3 ms on a crowded one, ten times an
+// inquiry's intake: at 50 a second it took ~11 % of a loaded PostgreSQL instance's processor
+// (CPU profile of the load alone), and N instances pay it N times, so on a shared machine a
+// second instance spent most of what it added on mail. At 10 a second, in chunks of 5, the
+// trickle costs ~2 % of an instance, and a claim code (taken ahead of inquiry mail) still leaves
+// within half a second.
 
 export interface PaceOptions {
   /** Intake above this many inquiries per second (at this instance) makes delivery pace itself. */
@@ -21,7 +29,7 @@ export interface PaceOptions {
   readonly chunk: number;
 }
 
-export const DEFAULT_PACE: PaceOptions = Object.freeze({ busyAbovePerS: 100, pacedPerS: 50, chunk: 10 });
+export const DEFAULT_PACE: PaceOptions = Object.freeze({ busyAbovePerS: 100, pacedPerS: 10, chunk: 5 });
 
 /** Intake is counted in windows this long, aligned to the clock. */
 export const PACE_WINDOW_MS = 250;

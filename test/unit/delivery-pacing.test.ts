@@ -12,8 +12,10 @@ import { openDatabase } from '../../src/storage/database.js';
 import { createStore } from '../../src/storage/store.js';
 import { freshSqlite } from '../helpers/databases.js';
 
-/** The production pace: above 100 inquiries/s, 50 deliveries/s in chunks of 10. */
+/** The production pace: above 100 inquiries/s, 10 deliveries/s in chunks of 5. */
 const PACE: PaceOptions = DEFAULT_PACE;
+/** Time for the production pace to save up one chunk. */
+const CHUNK_MS = (PACE.chunk * 1000) / PACE.pacedPerS;
 
 function pacerOnAClock(options: PaceOptions = PACE) {
   const clock = { ms: 1_000 };
@@ -42,16 +44,16 @@ describe('delivery pacer', () => {
     const { clock, pacer, intake } = pacerOnAClock();
     intake(40, 200);
     expect(pacer.busy()).toBe(true);
-    expect(pacer.allowance()).toBe(10);
-    pacer.spend(10);
+    expect(pacer.allowance()).toBe(PACE.chunk);
+    pacer.spend(PACE.chunk);
     expect(pacer.allowance()).toBe(0);
-    expect(pacer.nextChunkInMs()).toBe(200); // 10 at 50/s
-    intake(20, 100); // still busy; half a chunk saved
+    expect(pacer.nextChunkInMs()).toBe(CHUNK_MS); // 5 at 10/s: 500 ms
+    intake(CHUNK_MS / 5, CHUNK_MS / 2); // still busy (400 a second); half a chunk saved
     expect(pacer.allowance()).toBe(0);
-    expect(pacer.nextChunkInMs()).toBe(100);
-    clock.ms += 100;
+    expect(pacer.nextChunkInMs()).toBe(CHUNK_MS / 2);
+    clock.ms += CHUNK_MS / 2;
     pacer.noteIntake();
-    expect(pacer.allowance()).toBe(10);
+    expect(pacer.allowance()).toBe(PACE.chunk);
   });
 
   it('lifts the pace from the second window after the one of the last inquiry on, whenever it is asked', () => {
@@ -107,8 +109,8 @@ describe('delivery pacer', () => {
             }
             const elapsed = clock.ms - start;
             expect(started).toBeLessThanOrEqual(PACE.chunk + (PACE.pacedPerS * elapsed) / 1000);
-            // A chunk is due every chunk/rate = 200 ms; a step may overshoot that by its own length.
-            expect(clock.ms - lastStart).toBeLessThanOrEqual((PACE.chunk * 1000) / PACE.pacedPerS + 120);
+            // A chunk is due every chunk/rate = 500 ms; a step may overshoot that by its own length.
+            expect(clock.ms - lastStart).toBeLessThanOrEqual(CHUNK_MS + 120);
           }
         },
       ),
@@ -117,6 +119,9 @@ describe('delivery pacer', () => {
 });
 
 describe('delivery worker under a burst of intake', () => {
+  /** Five times the production rate, so that one second of burst shows whether the worker keeps it. */
+  const FAST_PACE: PaceOptions = { ...PACE, pacedPerS: 50 };
+
   let cleanup: (() => Promise<void>) | undefined;
   afterEach(async () => {
     await cleanup?.();
@@ -173,7 +178,7 @@ describe('delivery worker under a burst of intake', () => {
   }
 
   it('keeps mailing at the paced rate during the burst, and sends the rest as soon as it ends', async () => {
-    const pace: PaceOptions = { ...PACE, chunk: 5 };
+    const pace = FAST_PACE;
     const { duringBurst, burstMs, afterBurstMs, sent } = await burst(pace);
     expect(duringBurst).toBeLessThanOrEqual(pace.chunk + (pace.pacedPerS * burstMs) / 1000);
     expect(duringBurst).toBeGreaterThanOrEqual(30); // about 50 in the second: never stalled, not waiting for the poll
@@ -182,7 +187,7 @@ describe('delivery worker under a burst of intake', () => {
   });
 
   it('stopped and started again while paced, picks the pace up again and sends everything after the burst', async () => {
-    const { duringBurst, sent } = await burst({ ...PACE, chunk: 5 }, async (worker) => {
+    const { duringBurst, sent } = await burst(FAST_PACE, async (worker) => {
       await worker.stop();
       await worker.start();
       await sleep(500);
