@@ -1,5 +1,6 @@
 // Intake first. An instance's HTTP intake and its delivery worker share one event loop, and mail is
-// the dearer of the two (composing and sending one costs several times an inquiry's commit). In a
+// the dearer of the two (composing and sending one costs five to seven times an inquiry's whole
+// intake, HTTP and commit included). In a
 // burst, a person or agent is waiting for each 200, while the studio's inbox does not notice mail
 // that arrives a few seconds later. So while inquiries arrive faster than `busyAbovePerS` at this
 // instance, the worker starts at most `pacedPerS` deliveries a second — never none — in chunks, so
@@ -10,15 +11,14 @@
 // The rate alone decides, not how busy this process looks: where instances share a machine or a
 // database, an instance's event loop waits on the database while the processor it would mail with
 // is taken. Pacing only on a saturated loop let two instances on PostgreSQL mail 150-176 a second
-// during a load instead of 100, at ~0.8 ms of processor each (README, "Where the time goes").
+// during a load instead of the 100 they were paced to then, at ~0.8 ms of processor each (README,
+// "Where the time goes").
 //
 // The trickle is small because it is paid per instance, at the moment processor is scarcest. A mail
-// costs ~0.8 ms of processor on a quiet machine and 2-3 ms on a crowded one, ten times an
-// inquiry's intake: at 50 a second it took ~11 % of a loaded PostgreSQL instance's processor
-// (CPU profile of the load alone), and N instances pay it N times, so on a shared machine a
-// second instance spent most of what it added on mail. At 10 a second, in chunks of 5, the
-// trickle costs ~2 % of an instance, and a claim code (taken ahead of inquiry mail) still leaves
-// within half a second.
+// costs ~0.8 ms of processor on a quiet machine and 1.6-1.9 ms on a slower one: at 50 a second,
+// nodemailer took ~11 % of a loaded PostgreSQL instance's processor (a CPU profile of the load
+// alone), and N instances pay it N times. At 10 a second, in chunks of 5, it took ~3 %, and a claim
+// code (claimed ahead of inquiry mail) goes out with the next chunk, about half a second later.
 
 export interface PaceOptions {
   /** Intake above this many inquiries per second (at this instance) makes delivery pace itself. */

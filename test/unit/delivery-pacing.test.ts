@@ -31,6 +31,10 @@ function pacerOnAClock(options: PaceOptions = PACE) {
 }
 
 describe('delivery pacer', () => {
+  it('has the production pace the README describes', () => {
+    expect(DEFAULT_PACE).toEqual({ busyAbovePerS: 100, pacedPerS: 10, chunk: 5 });
+  });
+
   it('paces nothing while intake stays at or below the threshold', () => {
     const { pacer, intake } = pacerOnAClock();
     for (let second = 0; second < 5; second++) {
