@@ -42,15 +42,17 @@ export class SigningKeys {
    * Loads the keys, creating the first one if the database has none: under a lock, so that
    * instances starting together on an empty database make one key between them, not one each.
    */
-  static async load(store: Pick<Store, 'auth' | 'transaction' | 'lockNames'>, now = new Date()): Promise<SigningKeys> {
+  static async load(store: Pick<Store, 'auth' | 'transaction'>, now = new Date()): Promise<SigningKeys> {
     const keys = new SigningKeys(store.auth);
     await keys.reload();
     if (keys.keys.length === 0) {
       const first = await newKey(now);
-      await store.transaction(async (tx) => {
-        await store.lockNames(['signing-keys'], tx);
-        if ((await store.auth.signingKeys(tx)).length === 0) await store.auth.addSigningKey(first, tx);
-      });
+      await store.transaction(
+        async (tx) => {
+          if ((await store.auth.signingKeys(tx)).length === 0) await store.auth.addSigningKey(first, tx);
+        },
+        { lock: ['signing-keys'] },
+      );
       await keys.reload();
     }
     return keys;

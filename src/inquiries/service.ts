@@ -55,9 +55,12 @@ interface Submission {
 export type InquiryService = ReturnType<typeof createInquiryService>;
 
 export function createInquiryService({ store, channels, now = () => new Date(), onEnqueued, onAccepted }: InquiryServiceDeps) {
-  // writeBatch locks what it decides about (store.lockNames), so batches may overlap.
+  // Another instance (or lane) deciding about the same inquiry or key waits until this batch
+  // commits, and then sees it: folding and idempotency hold across instances, not only within this
+  // one. So batches may overlap.
   const committer = new GroupCommitter<Submission, SubmitResult>(store, (tx, batch) => writeBatch(tx, batch), {
     concurrency: store.parallelWrites,
+    lockNamesOf: decidedNames,
   });
 
   async function submit(input: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
@@ -91,9 +94,6 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
     const receivedAt = now();
     const keys = batch.flatMap((submission) => (submission.key === undefined ? [] : [submission.key]));
     const fingerprints = [...new Set(batch.map((submission) => submission.fingerprint))];
-    // Another instance deciding about the same inquiry or key waits until this batch commits, and
-    // then sees it: folding and idempotency hold across instances, not only within this one.
-    await store.lockNames([...fingerprints.map((fingerprint) => `inquiry:${fingerprint}`), ...keys.map((key) => `key:${key}`)], tx);
     const knownKeys = await store.idempotency.findMany(keys, tx);
     const recent = await store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx);
 
@@ -172,6 +172,13 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
   }
 
   return { submit, fieldErrors };
+}
+
+/** What a batch decides about: the inquiries it may fold into (by fingerprint) and its idempotency keys. */
+function decidedNames(batch: readonly Submission[]): string[] {
+  return batch.flatMap(({ fingerprint, key }) =>
+    key === undefined ? [`inquiry:${fingerprint}`] : [`inquiry:${fingerprint}`, `key:${key}`],
+  );
 }
 
 function uniqueReference(used: Set<string>): string {

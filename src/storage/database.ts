@@ -1,8 +1,9 @@
 // Opens the configured database as a Kysely handle and prepares it (pragmas, migrations).
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../config.js';
@@ -137,6 +138,19 @@ async function openPostgres(url: string, options: OpenOptions): Promise<OpenData
   return { db, dialect: 'postgres', ping: async () => void (await pool.query(probe)) };
 }
 
+export interface TransactionOptions {
+  /** Durable (the default) unless the results may be lost with the machine's power (see inTransaction). */
+  readonly durable?: boolean;
+  /**
+   * Names that concurrent transactions deciding about the same thing (an inquiry's fingerprint, an
+   * idempotency key, the first signing key) must not decide about at once, across processes: on
+   * PostgreSQL, transaction-level advisory locks taken before `work` runs, so that its first
+   * statement already sees what a transaction that held them committed. On SQLite, where one
+   * transaction writes at a time, there is nothing to do.
+   */
+  readonly lock?: readonly string[];
+}
+
 /**
  * Runs `work` in a transaction. A durable one (the default) is on disk when it commits: what the
  * service promised someone (an inquiry answered 200, a token issued). On SQLite a non-durable one
@@ -150,10 +164,11 @@ async function openPostgres(url: string, options: OpenOptions): Promise<OpenData
 export async function inTransaction<T>(
   db: Kysely<Database>,
   dialect: Dialect,
-  work: (trx: Transaction<Database>) => Promise<T>,
-  { durable = true }: { durable?: boolean } = {},
+  work: (trx: Kysely<Database>) => Promise<T>,
+  { durable = true, lock = [] }: TransactionOptions = {},
 ): Promise<T> {
-  if (durable || dialect === 'postgres') return db.transaction().execute(work);
+  if (dialect === 'postgres') return lock.length > 0 ? lockedPostgresTransaction(db, lock, work) : db.transaction().execute(work);
+  if (durable) return db.transaction().execute(work);
   // The setting belongs to the connection: hold SQLite's one connection while it is lowered.
   return db.connection().execute(async (connection) => {
     await sql`pragma synchronous = normal`.execute(connection);
@@ -163,4 +178,39 @@ export async function inTransaction<T>(
       await sql`pragma synchronous = full`.execute(connection);
     }
   });
+}
+
+/**
+ * A PostgreSQL transaction that holds advisory locks on `names` from its start. The locks go out in
+ * the same message as `begin` (the simple query protocol takes several statements at once, but no
+ * parameters): one round trip fewer for every intake batch, and round trips to the database are a
+ * quarter of what a loaded instance spends its processor on (README, "Where the time goes"). Only
+ * 64-bit integers computed here are written into that SQL, never a name.
+ */
+async function lockedPostgresTransaction<T>(
+  db: Kysely<Database>,
+  names: readonly string[],
+  work: (trx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  // Taken in ascending order (the sorted subquery is scanned in order), so two transactions locking
+  // overlapping sets cannot deadlock.
+  const ids = [...new Set(names.map(advisoryLockId))].join(',');
+  const begin = `begin; select pg_advisory_xact_lock(id) from (select unnest('{${ids}}'::bigint[]) as id order by id) as sorted`;
+  return db.connection().execute(async (connection) => {
+    try {
+      await sql.raw(begin).execute(connection);
+      const result = await work(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      // Nothing to roll back where the connection itself is gone: the pool drops it.
+      await sql`rollback`.execute(connection).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** A PostgreSQL advisory lock id for a name: a signed 64-bit integer, as decimal digits. */
+function advisoryLockId(name: string): string {
+  return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }

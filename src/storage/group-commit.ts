@@ -57,10 +57,12 @@ export class GroupCommitter<I, R> {
       durable?: boolean;
       /**
        * Transactions that may run at once (1 by default). More only help where the database runs
-       * them in parallel and each waits on a network round trip (PostgreSQL); the batch processor
-       * must then make conflicting batches wait for one another (locks), as any two instances must.
+       * them in parallel and each waits on a network round trip (PostgreSQL); conflicting batches
+       * must then wait for one another (`lockNamesOf`), as any two instances must.
        */
       concurrency?: number;
+      /** What a batch decides about: its transaction locks these names from its start (Store.transaction). */
+      lockNamesOf?: (items: readonly I[]) => string[];
       /** Items waiting before a lane beyond the first starts (EXTRA_LANE_AT by default). */
       extraLaneAt?: number;
       /** …or the wait after which one starts for fewer (EXTRA_LANE_AFTER_MS by default). */
@@ -112,15 +114,12 @@ export class GroupCommitter<I, R> {
 
   private async commitBatch(batch: Pending<I, R>[]): Promise<void> {
     let results: (R | Error)[];
+    const items = batch.map((pending) => pending.item);
     try {
-      results = await this.store.transaction(
-        (tx) =>
-          this.process(
-            tx,
-            batch.map((pending) => pending.item),
-          ),
-        this.options,
-      );
+      results = await this.store.transaction((tx) => this.process(tx, items), {
+        ...(this.options.durable !== undefined && { durable: this.options.durable }),
+        ...(this.options.lockNamesOf && { lock: this.options.lockNamesOf(items) }),
+      });
     } catch (error) {
       if (batch.length === 1 || !causedByAnItem(error)) {
         // The database itself failed (gone, timed out): every item fails now, not one by one.

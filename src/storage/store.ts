@@ -1,10 +1,9 @@
 // The storage ports the domain uses (inquiries, idempotency keys; the outbox is in outbox.ts) and their
 // Kysely implementation. Every method takes an optional transaction so that several writes can be
 // committed together; the domain never sees Kysely itself, only the opaque `Tx`.
-import { createHash } from 'node:crypto';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { type AuthStore, createAuthStore } from './auth-store.js';
-import { type Dialect, inTransaction, type OpenDatabase } from './database.js';
+import { type Dialect, inTransaction, type OpenDatabase, type TransactionOptions } from './database.js';
 import { createOutbox, type Outbox } from './outbox.js';
 import { toInquiry } from './rows.js';
 import type { Database } from './schema.js';
@@ -78,15 +77,11 @@ export interface Store {
   readonly inquiries: InquiryStore;
   readonly idempotency: IdempotencyStore;
   readonly outbox: Outbox;
-  /** A durable transaction unless `durable: false` (see inTransaction). */
-  transaction<T>(work: (tx: Tx) => Promise<T>, options?: { durable?: boolean }): Promise<T>;
   /**
-   * Makes concurrent transactions that decide about the same names (an inquiry's fingerprint, an
-   * idempotency key, the first signing key) wait for one another, across processes, until the end
-   * of `tx`: on PostgreSQL, transaction-level advisory locks. On SQLite, where one transaction
-   * writes at a time, there is nothing to do.
+   * A durable transaction unless `durable: false`; with `lock`, concurrent transactions locking any
+   * of the same names run one after the other, across processes (see TransactionOptions).
    */
-  lockNames(names: readonly string[], tx: Tx): Promise<void>;
+  transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -179,14 +174,6 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
 
   const outbox = createOutbox(db, dialect, q);
 
-  async function lockNames(names: readonly string[], tx: Tx): Promise<void> {
-    if (dialect !== 'postgres' || names.length === 0) return;
-    const ids = [...new Set(names.map(advisoryLockId))];
-    // Taken in ascending order (the sorted subquery is scanned in order), so two transactions
-    // locking overlapping sets cannot deadlock.
-    await sql`select pg_advisory_xact_lock(id) from (select unnest(${ids}::bigint[]) as id order by id) as sorted`.execute(q(tx));
-  }
-
   return {
     dialect,
     parallelWrites: dialect === 'postgres' ? POSTGRES_PARALLEL_WRITES : 1,
@@ -195,13 +182,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     idempotency,
     outbox,
     transaction: (work, options) => inTransaction(db, dialect, (trx) => work(trx as unknown as Tx), options),
-    lockNames,
     ping,
     close: () => db.destroy(),
   };
-}
-
-/** A PostgreSQL advisory lock id (a signed 64-bit integer, as text) for a name. */
-function advisoryLockId(name: string): string {
-  return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }

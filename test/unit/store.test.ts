@@ -1,5 +1,6 @@
 // The store and group commit: one contract suite run on each backend, on real databases (a
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
@@ -50,6 +51,56 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     await expect(openDatabase(database.config)).rejects.toThrow(
       'DATABASE_URL: the database has migration 999_from_a_newer_release, which this release does not know',
     );
+  });
+
+  describe('transactions', () => {
+    it('run one after the other where they lock a name in common; one that fails rolls back and lets go of it', async () => {
+      await openTempStore();
+      const order: string[] = [];
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const first = store.transaction(
+        async (tx) => {
+          order.push('first begins');
+          await store.inquiries.insertMany([{ inquiry: inquiry('INQ-LOCK01'), fingerprint: 'fp-lock-1' }], tx);
+          await held;
+          order.push('first commits');
+        },
+        { lock: ['a name', 'another'] },
+      );
+      while (order.length === 0) await sleep(5);
+      let seenBySecond: InquiryRecord | undefined;
+      const second = store.transaction(
+        async (tx) => {
+          order.push('second begins');
+          seenBySecond = await store.inquiries.findByReference('INQ-LOCK01', tx);
+        },
+        { lock: ['a third', 'a name'] },
+      );
+      await sleep(200);
+      expect(order).toEqual(['first begins']);
+      release();
+      await Promise.all([first, second]);
+      expect(order).toEqual(['first begins', 'first commits', 'second begins']);
+      expect(seenBySecond?.reference).toBe('INQ-LOCK01'); // its first statement already saw the first's commit
+
+      const refused = store.transaction(
+        async (tx) => {
+          await store.inquiries.insertMany([{ inquiry: inquiry('INQ-LOCK02'), fingerprint: 'fp-lock-2' }], tx);
+          throw new Error('refused');
+        },
+        { lock: ['a name'] },
+      );
+      await expect(refused).rejects.toThrow('refused');
+      expect(await store.inquiries.findByReference('INQ-LOCK02')).toBeUndefined();
+      // The lock was let go and the connection is fit for use again.
+      await store.transaction((tx) => store.inquiries.insertMany([{ inquiry: inquiry('INQ-LOCK03'), fingerprint: 'fp-lock-3' }], tx), {
+        lock: ['a name'],
+      });
+      expect(await store.inquiries.findByReference('INQ-LOCK03')).toBeDefined();
+    });
   });
 
   describe('outbox', () => {
