@@ -85,6 +85,12 @@ const POSTGRES_CONNECT_TIMEOUT_MS = 5_000;
 /** Far above any query of the service's (group-committed batches take milliseconds). */
 const POSTGRES_QUERY_TIMEOUT_MS = 30_000;
 const POSTGRES_KEEPALIVE_MS = 10_000;
+/**
+ * A session left inside a transaction this long is ended by the server, and with it the locks it
+ * holds: a backstop for a connection whose instance stopped answering (a partition) mid-transaction.
+ * The service's transactions take milliseconds and never wait on anything but the database.
+ */
+const POSTGRES_IDLE_IN_TRANSACTION_MS = 60_000;
 /** The health check answers 503 rather than keep a load balancer waiting. */
 const PING_TIMEOUT_MS = 2_000;
 
@@ -129,6 +135,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<OpenData
       query_timeout: POSTGRES_QUERY_TIMEOUT_MS,
       keepAlive: true,
       keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_MS,
+      idle_in_transaction_session_timeout: POSTGRES_IDLE_IN_TRANSACTION_MS,
     },
     options,
   );
@@ -149,7 +156,16 @@ export interface TransactionOptions {
    * transaction writes at a time, there is nothing to do.
    */
   readonly lock?: readonly string[];
+  /** How long the locks may be waited for before the transaction fails (LOCK_TIMEOUT_MS by default). */
+  readonly lockTimeoutMs?: number;
 }
+
+/**
+ * Far above any intake batch (milliseconds), and below the query timeout: PostgreSQL itself gives
+ * up waiting, so the connection goes back to the pool clean. A client-side timeout alone leaves the
+ * statement waiting on the server, and the connection inside the transaction.
+ */
+export const LOCK_TIMEOUT_MS = 10_000;
 
 /**
  * Runs `work` in a transaction. A durable one (the default) is on disk when it commits: what the
@@ -165,9 +181,11 @@ export async function inTransaction<T>(
   db: Kysely<Database>,
   dialect: Dialect,
   work: (trx: Kysely<Database>) => Promise<T>,
-  { durable = true, lock = [] }: TransactionOptions = {},
+  { durable = true, lock = [], lockTimeoutMs = LOCK_TIMEOUT_MS }: TransactionOptions = {},
 ): Promise<T> {
-  if (dialect === 'postgres') return lock.length > 0 ? lockedPostgresTransaction(db, lock, work) : db.transaction().execute(work);
+  if (dialect === 'postgres') {
+    return lock.length > 0 ? lockedPostgresTransaction(db, lock, lockTimeoutMs, work) : db.transaction().execute(work);
+  }
   if (durable) return db.transaction().execute(work);
   // The setting belongs to the connection: hold SQLite's one connection while it is lowered.
   return db.connection().execute(async (connection) => {
@@ -185,17 +203,22 @@ export async function inTransaction<T>(
  * the same message as `begin` (the simple query protocol takes several statements at once, but no
  * parameters): one round trip fewer for every intake batch, and round trips to the database are a
  * quarter of what a loaded instance spends its processor on (README, "Where the time goes"). Only
- * 64-bit integers computed here are written into that SQL, never a name.
+ * 64-bit integers computed here (and the timeout, a whole number of milliseconds) are written into
+ * that SQL, never a name.
  */
 async function lockedPostgresTransaction<T>(
   db: Kysely<Database>,
   names: readonly string[],
+  lockTimeoutMs: number,
   work: (trx: Kysely<Database>) => Promise<T>,
 ): Promise<T> {
   // Taken in ascending order (the sorted subquery is scanned in order), so two transactions locking
   // overlapping sets cannot deadlock.
   const ids = [...new Set(names.map(advisoryLockId))].join(',');
-  const begin = `begin; select pg_advisory_xact_lock(id) from (select unnest('{${ids}}'::bigint[]) as id order by id) as sorted`;
+  const timeout = Math.max(1, Math.round(lockTimeoutMs));
+  const begin =
+    `begin; set local lock_timeout = ${timeout}; ` +
+    `select pg_advisory_xact_lock(id) from (select unnest('{${ids}}'::bigint[]) as id order by id) as sorted`;
   return db.connection().execute(async (connection) => {
     try {
       await sql.raw(begin).execute(connection);

@@ -2,6 +2,7 @@
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import {
@@ -13,7 +14,7 @@ import {
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, freshPostgres } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
   reference,
@@ -446,11 +447,21 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
 
     it('rejects only the item refused, and isolates an item that breaks the shared transaction', async () => {
       await openTempStore();
-      const committer = new GroupCommitter<string, string>(store, async (tx, references) => {
-        // A reference of "INQ-NOSUCH" makes a write that violates a foreign key: the statement fails.
-        if (references.includes('INQ-NOSUCH')) await store.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
-        return insertEach(tx, references);
-      });
+      const locked: string[][] = [];
+      const committer = new GroupCommitter<string, string>(
+        store,
+        async (tx, references) => {
+          // A reference of "INQ-NOSUCH" makes a write that violates a foreign key: the statement fails.
+          if (references.includes('INQ-NOSUCH')) await store.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
+          return insertEach(tx, references);
+        },
+        {
+          lockNamesOf: (references) => {
+            locked.push([...references]);
+            return references.map((reference) => `test:${reference}`);
+          },
+        },
+      );
       await committer.run('INQ-DDDDDD');
       const ok = committer.run('INQ-EEEEEE');
       const refused = committer.run('INQ-DDDDDD');
@@ -465,6 +476,15 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         'INQ-EEEEEE',
         'INQ-FFFFFF',
       ]);
+      // The shared transaction locked the whole batch's names; each retry locks its own item's.
+      expect(locked).toEqual([
+        ['INQ-DDDDDD'],
+        ['INQ-EEEEEE', 'INQ-DDDDDD', 'INQ-NOSUCH', 'INQ-FFFFFF'],
+        ['INQ-EEEEEE'],
+        ['INQ-DDDDDD'],
+        ['INQ-NOSUCH'],
+        ['INQ-FFFFFF'],
+      ]);
     });
 
     it('fails a whole batch at once when the database fails, not item by item', async () => {
@@ -477,6 +497,52 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
       expect(counting.transactions).toBe(1);
     });
+  });
+});
+
+describe('a transaction waiting for a lock on PostgreSQL', () => {
+  let store: Store | undefined;
+  let database: FreshDatabase | undefined;
+  afterEach(async () => {
+    await store?.close().catch(() => {});
+    await database?.drop();
+  });
+
+  it('gives up after its lock timeout, and leaves no session in a transaction or holding a lock', async () => {
+    database = await freshPostgres();
+    const opened = createStore(await openDatabase(database.config));
+    store = opened;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = false;
+    const holder = opened.transaction(
+      async () => {
+        holding = true;
+        await held;
+      },
+      { lock: ['a name'] },
+    );
+    while (!holding) await sleep(5);
+    const started = performance.now();
+    const waiting = opened.transaction(async () => 'never', { lock: ['a name'], lockTimeoutMs: 300 });
+    await expect(waiting).rejects.toMatchObject({ code: '55P03' }); // lock_not_available
+    expect(performance.now() - started).toBeLessThan(5_000);
+    release();
+    await holder;
+    // The pool's connections are all idle outside a transaction, and the locks are gone with them.
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ in_transaction: number; advisory: number }>(
+        `select (select count(*)::int from pg_stat_activity where datname = current_database() and state like 'idle in transaction%') as in_transaction,
+                (select count(*)::int from pg_locks join pg_database d on d.oid = pg_locks.database where locktype = 'advisory' and d.datname = current_database()) as advisory`,
+      );
+      expect(rows[0]).toEqual({ in_transaction: 0, advisory: 0 });
+    } finally {
+      await admin.end();
+    }
   });
 });
 
