@@ -165,7 +165,7 @@ export interface TransactionOptions {
  * up waiting, so the connection goes back to the pool clean. A client-side timeout alone leaves the
  * statement waiting on the server, and the connection inside the transaction.
  */
-export const LOCK_TIMEOUT_MS = 10_000;
+const LOCK_TIMEOUT_MS = 10_000;
 
 /**
  * Runs `work` in a transaction. A durable one (the default) is on disk when it commits: what the
