@@ -155,7 +155,6 @@ async function main(): Promise<number> {
   tempDir = await mkdtemp(join(tmpdir(), 'studio-inquiry-bench-'));
 
   const [servicePort, barePort, bareHeadersPort] = await Promise.all([freePort(), freePort(), freePort()]);
-
   service = startServerProcess(
     'service',
     [...SERVICE_NODE_ARGS, '--import', 'tsx', 'src/main.ts'],
