@@ -66,25 +66,6 @@ export async function createServices(
   const keys = await SigningKeys.load(store);
   const channels = createChannels(config, profile);
   const now = options.now ?? (() => new Date());
-  const claims = createClaims({
-    store,
-    studioName: profile.name,
-    emailChannel: channels.some((channel) => channel.name === 'email') ? 'email' : null,
-    now,
-  });
-  const auth = createAgentAuth({
-    store,
-    claims,
-    keys,
-    urls: authUrls(config.publicUrl),
-    idJag: createIdJagVerifier({
-      audience: authUrls(config.publicUrl).issuer,
-      trustedIssuers: config.trustedIssuers,
-      useAssertion: (issuer, jti, expiresAt) => store.auth.useAssertion(issuer, jti, expiresAt),
-      ...(options.now && { now: options.now }),
-    }),
-    ...(options.now && { now: options.now }),
-  });
   const metrics = createMetrics(store.outbox);
   // Commands wait (bounded) while Redis reconnects; the rate limiter lets requests through on errors.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true }) : null;
@@ -98,6 +79,26 @@ export async function createServices(
     leaseMs: config.deliveryLeaseMs,
     ...(options.retry && { retry: options.retry }),
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.now && { now: options.now }),
+  });
+  const claims = createClaims({
+    store,
+    studioName: profile.name,
+    emailChannel: channels.some((channel) => channel.name === 'email') ? 'email' : null,
+    now,
+    onCodeQueued: () => worker.wake(),
+  });
+  const auth = createAgentAuth({
+    store,
+    claims,
+    keys,
+    urls: authUrls(config.publicUrl),
+    idJag: createIdJagVerifier({
+      audience: authUrls(config.publicUrl).issuer,
+      trustedIssuers: config.trustedIssuers,
+      useAssertion: (issuer, jti, expiresAt) => store.auth.useAssertion(issuer, jti, expiresAt),
+      ...(options.now && { now: options.now }),
+    }),
     ...(options.now && { now: options.now }),
   });
   const inquiries = createInquiryService({

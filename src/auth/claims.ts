@@ -23,11 +23,13 @@ const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
   (await scryptAsync(otp, tokenHash, OTP_HASH_BYTES)).toString('hex');
 
 export interface ClaimDeps {
-  readonly store: Pick<Store, 'auth' | 'outbox' | 'transaction'>;
+  readonly store: Pick<Store, 'auth' | 'outbox' | 'transaction' | 'afterCommit'>;
   readonly studioName: string;
   /** The channel that sends mail, or null when no SMTP is configured. */
   readonly emailChannel: string | null;
   readonly now: () => Date;
+  /** Called once a code's mail has been committed to the outbox: wakes the delivery worker. */
+  readonly onCodeQueued?: () => void;
 }
 
 export interface OpenedClaim {
@@ -37,7 +39,7 @@ export interface OpenedClaim {
 
 export type Claims = ReturnType<typeof createClaims>;
 
-export function createClaims({ store, studioName, emailChannel, now }: ClaimDeps) {
+export function createClaims({ store, studioName, emailChannel, now, onCodeQueued }: ClaimDeps) {
   /** Opens a claim on a new registration; with `email`, also sends the first code. */
   async function open(client: AgentClient, email: string | null, tx: Tx): Promise<OpenedClaim> {
     const token = `clm_${randomBytes(32).toString('base64url')}`;
@@ -140,6 +142,8 @@ export function createClaims({ store, studioName, emailChannel, now }: ClaimDeps
       now(),
       tx,
     );
+    // Sent now, not at the worker's next look: a person is waiting for it.
+    if (onCodeQueued) store.afterCommit(tx, onCodeQueued);
   }
 
   return { open, start, complete, emailEnabled: emailChannel !== null };

@@ -82,6 +82,11 @@ export interface Store {
    * of the same names run one after the other, across processes (see TransactionOptions).
    */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Runs `callback` once `tx` has committed (never if it rolls back): how work queued inside a
+   * transaction, such as a mail in the outbox, wakes whoever sends it. The callback must not throw.
+   */
+  afterCommit(tx: Tx, callback: () => void): void;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -173,6 +178,8 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   };
 
   const outbox = createOutbox(db, dialect, q);
+  /** What to run after each open transaction commits, by transaction. */
+  const onCommit = new WeakMap<object, (() => void)[]>();
 
   return {
     dialect,
@@ -181,7 +188,25 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     inquiries,
     idempotency,
     outbox,
-    transaction: (work, options) => inTransaction(db, dialect, (trx) => work(trx as unknown as Tx), options),
+    async transaction(work, options) {
+      const callbacks: (() => void)[] = [];
+      const result = await inTransaction(
+        db,
+        dialect,
+        (trx) => {
+          onCommit.set(trx, callbacks);
+          return work(trx as unknown as Tx);
+        },
+        options,
+      );
+      for (const callback of callbacks) callback();
+      return result;
+    },
+    afterCommit(tx, callback) {
+      const callbacks = onCommit.get(tx);
+      if (callbacks === undefined) throw new Error('afterCommit takes a transaction opened by store.transaction');
+      callbacks.push(callback);
+    },
     ping,
     close: () => db.destroy(),
   };

@@ -38,8 +38,15 @@ afterAll(async () => {
   await idp.close();
 });
 
-const json = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const postJson = (origin: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${origin}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const json = (path: string, body: unknown, headers: Record<string, string> = {}) => postJson(base, path, body, headers);
+const verifiedEmailRegistration = (email: string, clientName: string) => ({
+  type: 'identity_assertion',
+  assertion_type: 'verified_email',
+  email,
+  client_name: clientName,
+});
 const form = (path: string, params: Record<string, string>) =>
   fetch(`${base}${path}`, {
     method: 'POST',
@@ -287,12 +294,7 @@ describe('claims (codes read from the real SMTP server)', () => {
 
   it('verified_email: 202 pending, the code arrives by mail, the claim completes with a credential', async () => {
     const mark = smtp.received.length;
-    const response = await json('/agent/register', {
-      type: 'identity_assertion',
-      assertion_type: 'verified_email',
-      email: 'owner@example.com',
-      client_name: 'Owned agent',
-    });
+    const response = await json('/agent/register', verifiedEmailRegistration('owner@example.com', 'Owned agent'));
     expect(response.status).toBe(202);
     const pending = (await response.json()) as Record<string, string>;
     expect(pending).toMatchObject({ status: 'pending', claim_uri: `${base}/agent/claim`, claim_token: expect.stringMatching(/^clm_/) });
@@ -369,6 +371,36 @@ describe('claims (codes read from the real SMTP server)', () => {
     expect(await unknown.json()).toMatchObject({ error: 'invalid_claim_token' });
     const both = await json('/agent/claim', { claim_token: registration.claim_token, otp: '123456', email: 'a@b.co' });
     expect(both.status).toBe(400);
+  });
+});
+
+describe('claim codes go out as soon as they are committed', () => {
+  it('wake the delivery worker, registering with verified_email and starting a claim alike', async () => {
+    // This worker looks for due deliveries on its own only once a minute: a code that waited for that
+    // would miss codeSentTo's 15 s deadline.
+    const reserved = await reserveBaseUrl();
+    const slow = await startTestApp({
+      env: { ...env, PUBLIC_URL: reserved.base },
+      listen: true,
+      port: reserved.port,
+      pollIntervalMs: 60_000,
+    });
+    const post = (path: string, body: unknown) => postJson(reserved.base, path, body);
+    try {
+      let mark = smtp.received.length;
+      const pending = await post('/agent/register', verifiedEmailRegistration('prompt-owner@example.com', 'Prompt agent'));
+      expect(pending.status).toBe(202);
+      expect(await codeSentTo('prompt-owner@example.com', mark)).toMatch(/^\d{6}$/);
+
+      const registration = (await (await post('/agent/register', { type: 'anonymous', client_name: 'Prompt claim' })).json()) as {
+        claim_token: string;
+      };
+      mark = smtp.received.length;
+      expect((await post('/agent/claim', { claim_token: registration.claim_token, email: 'prompt-person@example.com' })).status).toBe(202);
+      expect(await codeSentTo('prompt-person@example.com', mark)).toMatch(/^\d{6}$/);
+    } finally {
+      await slow.close();
+    }
   });
 });
 

@@ -46,6 +46,8 @@ export interface TestAppOptions {
   readonly authRateLimits?: AuthRateLimits;
   /** The port to listen on with `listen: true` (default: any free one). */
   readonly port?: number;
+  /** How often the delivery worker looks for due deliveries when nothing wakes it (default: 50 ms). */
+  readonly pollIntervalMs?: number;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -66,7 +68,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     : pino({ level: config.logLevel });
   const services = await createServices(config, profile, logger, {
     retry: options.retry ?? FAST_RETRY,
-    pollIntervalMs: 50,
+    pollIntervalMs: options.pollIntervalMs ?? 50,
   });
   const app = await buildApp({
     ...appDeps({ config, logger, profile }, services),

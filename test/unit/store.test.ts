@@ -13,7 +13,7 @@ import {
   GroupCommitter,
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
-import { type AttemptRecord, createStore, type InquiryRecord, type Store } from '../../src/storage/store.js';
+import { type AttemptRecord, createStore, type InquiryRecord, type Store, type Tx } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase, freshPostgres } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
@@ -101,6 +101,35 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         lock: ['a name'],
       });
       expect(await store.inquiries.findByReference('INQ-LOCK03')).toBeDefined();
+    });
+
+    it('run what is handed to afterCommit once they have committed, in order, and never after a rollback', async () => {
+      await openTempStore();
+      const events: string[] = [];
+      const seenFromOutside: Promise<InquiryRecord | undefined>[] = [];
+      const kinds = [{}, { lock: ['a name'] }, { durable: false }] as const;
+      for (const [index, options] of kinds.entries()) {
+        const reference = `INQ-AFTER${index}`;
+        await store.transaction(async (tx) => {
+          store.afterCommit(tx, () => {
+            events.push(`${reference} first`);
+            seenFromOutside.push(store.inquiries.findByReference(reference));
+          });
+          store.afterCommit(tx, () => events.push(`${reference} second`));
+          await store.inquiries.insertMany([{ inquiry: inquiry(reference), fingerprint: `fp-${reference}` }], tx);
+          events.push(`${reference} work done`);
+        }, options);
+        expect(events.splice(0)).toEqual([`${reference} work done`, `${reference} first`, `${reference} second`]);
+      }
+      expect((await Promise.all(seenFromOutside)).map((found) => found?.reference)).toEqual(['INQ-AFTER0', 'INQ-AFTER1', 'INQ-AFTER2']);
+
+      const refused = store.transaction(async (tx) => {
+        store.afterCommit(tx, () => events.push('after a rollback'));
+        throw new Error('refused');
+      });
+      await expect(refused).rejects.toThrow('refused');
+      expect(events).toEqual([]);
+      expect(() => store.afterCommit({} as Tx, () => {})).toThrow('afterCommit takes a transaction opened by store.transaction');
     });
   });
 
