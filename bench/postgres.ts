@@ -25,15 +25,21 @@ export interface PostgresBench {
    * in the middle of the next one.
    */
   settle(): Promise<void>;
+  /**
+   * The next transaction id the server will assign: read before and after a load, the difference
+   * counts the transactions that wrote (intake batches, and the workers' claims and records),
+   * exactly and at once, where `pg_stat_database` counts only once each session reports.
+   */
+  nextTransactionId(): Promise<number>;
   /** Drops the database (after the instances have stopped). */
   drop(): Promise<void>;
 }
 
-async function admin(sql: string, connectionString = POSTGRES_ADMIN_URL): Promise<void> {
+async function admin(sql: string, connectionString = POSTGRES_ADMIN_URL): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
-    await client.query(sql);
+    return await client.query(sql);
   } finally {
     await client.end();
   }
@@ -73,6 +79,12 @@ export async function createPostgresBench(
       await admin('VACUUM (ANALYZE)', url);
       await admin('CHECKPOINT');
     },
-    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    async nextTransactionId() {
+      const { rows } = await admin('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS next');
+      return Number(rows[0].next);
+    },
+    async drop() {
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
   };
 }

@@ -25,7 +25,9 @@
 // Beside req/s the table shows the CPU time each server process spent per request (from
 // /proc/<pid>/stat, Linux only): a cost that noise from other tenants disturbs far less than req/s.
 // The PostgreSQL rows split the processor time of a load between the instances and PostgreSQL, and
-// give the share of the cores left idle: what decides whether two instances can beat one here.
+// give the share of the cores left idle: what decides whether two instances can beat one here; and
+// how many inquiries a write transaction carried (two committers share the connections, so their
+// batches are smaller).
 //
 // Setup: a real SMTP server (bench/sink.ts) and two child processes on 127.0.0.1 only — the service
 // (`node --import tsx src/main.ts`, a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
@@ -539,6 +541,16 @@ function machineCpu(instances: readonly ServerProcess[]) {
   };
 }
 
+/**
+ * Inquiries per transaction that wrote, since `before` (a transaction id): how many inquiries an
+ * intake commit carried. Two instances split the connections between two committers, so their
+ * batches are smaller, and each batch costs the instance and the database round trips and a commit.
+ */
+async function perWrite(bench: PostgresBench, before: number, inquiries: number): Promise<string> {
+  const written = (await bench.nextTransactionId()) - before;
+  return `${written > 0 ? (inquiries / written).toFixed(1) : 'n/a'} inquiries a write transaction`;
+}
+
 interface PostgresResult {
   readonly rows: [string, string, string, string][];
   /** Every inquiry accepted on PostgreSQL reached the sink, once. */
@@ -569,8 +581,9 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
     await postgres.settle();
     progress(`postgres round ${round}: ${CONTACT_SECONDS} s on one instance`);
     const oneCpu = machineCpu([first]);
+    const oneXid = await postgres.nextTransactionId();
     const one = await measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
-    ones.push({ ...one, cpu: oneCpu.split(one.accepted) });
+    ones.push({ ...one, cpu: `${oneCpu.split(one.accepted)}; ${await perWrite(postgres, oneXid, one.accepted)}` });
     progress(`postgres round ${round}: one instance ${fmt(one.acceptedPerS)}/s (p99 ${one.p99} ms)`);
     await drainBetweenLoads(mailbox, first, accepted);
     // The second instance is warmed up like the first, or its cold JIT would be measured.
@@ -581,11 +594,17 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
     await postgres.settle();
     progress(`postgres round ${round}: ${CONTACT_SECONDS} s on two instances, ${CONTACT_CONNECTIONS / 2} connections each`);
     const twoCpu = machineCpu([first, second]);
+    const twoXid = await postgres.nextTransactionId();
     const [a, b] = await Promise.all([
       measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
       measureContact(second, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
     ]);
-    twos.push({ perS: a.acceptedPerS + b.acceptedPerS, p99: Math.max(a.p99, b.p99), cpu: twoCpu.split(a.accepted + b.accepted) });
+    const both = a.accepted + b.accepted;
+    twos.push({
+      perS: a.acceptedPerS + b.acceptedPerS,
+      p99: Math.max(a.p99, b.p99),
+      cpu: `${twoCpu.split(both)}; ${await perWrite(postgres, twoXid, both)}`,
+    });
     progress(`postgres round ${round}: two instances ${fmt(a.acceptedPerS + b.acceptedPerS)}/s (p99 ${Math.max(a.p99, b.p99)} ms)`);
     const loadEnded = performance.now();
     await drainBetweenLoads(mailbox, first, accepted);
