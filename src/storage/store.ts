@@ -178,7 +178,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   };
 
   const outbox = createOutbox(db, dialect, q);
-  /** What to run after each open transaction commits, by transaction. */
+  /** What to run after each open transaction commits, by transaction (while its work runs). */
   const onCommit = new WeakMap<object, (() => void)[]>();
 
   return {
@@ -193,9 +193,13 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
       const result = await inTransaction(
         db,
         dialect,
-        (trx) => {
+        async (trx) => {
           onCommit.set(trx, callbacks);
-          return work(trx as unknown as Tx);
+          try {
+            return await work(trx as unknown as Tx);
+          } finally {
+            onCommit.delete(trx);
+          }
         },
         options,
       );
@@ -204,7 +208,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     },
     afterCommit(tx, callback) {
       const callbacks = onCommit.get(tx);
-      if (callbacks === undefined) throw new Error('afterCommit takes a transaction opened by store.transaction');
+      if (callbacks === undefined) throw new Error('afterCommit takes a transaction of store.transaction, while it is open');
       callbacks.push(callback);
     },
     ping,

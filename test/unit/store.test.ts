@@ -1,9 +1,10 @@
 // The store and group commit: one contract suite run on each backend, on real databases (a
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
 import { setTimeout as sleep } from 'node:timers/promises';
+import SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import {
   type BatchProcessor,
@@ -31,6 +32,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
   let store: Store;
   let database: FreshDatabase;
   afterEach(async () => {
+    vi.restoreAllMocks();
     await store?.close().catch(() => {});
     await database?.drop();
   });
@@ -106,6 +108,24 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     it('run what is handed to afterCommit once they have committed, in order, and never after a rollback', async () => {
       await openTempStore();
       const events: string[] = [];
+      // The COMMIT as the drivers send it, in the same record as the callbacks.
+      const noteCommit = (statement: unknown) => {
+        if (typeof statement === 'string' && statement.trim().toLowerCase() === 'commit') events.push('COMMIT');
+      };
+      const query = pg.Client.prototype.query;
+      vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+        noteCommit(args[0]);
+        return (query as (...a: unknown[]) => unknown).apply(this, args) as never;
+      });
+      // SQLite statements are kept prepared (src/storage/database.ts): note the run, not the prepare.
+      const probe = new SQLite(':memory:');
+      const statements = Object.getPrototypeOf(probe.prepare('select 1')) as SQLite.Statement;
+      probe.close();
+      const run = statements.run;
+      vi.spyOn(statements, 'run').mockImplementation(function (this: SQLite.Statement, ...args: unknown[]) {
+        noteCommit(this.source);
+        return run.apply(this, args);
+      });
       const seenFromOutside: Promise<InquiryRecord | undefined>[] = [];
       const kinds = [{}, { lock: ['a name'] }, { durable: false }] as const;
       for (const [index, options] of kinds.entries()) {
@@ -119,7 +139,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
           await store.inquiries.insertMany([{ inquiry: inquiry(reference), fingerprint: `fp-${reference}` }], tx);
           events.push(`${reference} work done`);
         }, options);
-        expect(events.splice(0)).toEqual([`${reference} work done`, `${reference} first`, `${reference} second`]);
+        expect(events.splice(0)).toEqual([`${reference} work done`, 'COMMIT', `${reference} first`, `${reference} second`]);
       }
       expect((await Promise.all(seenFromOutside)).map((found) => found?.reference)).toEqual(['INQ-AFTER0', 'INQ-AFTER1', 'INQ-AFTER2']);
 
@@ -129,7 +149,13 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       });
       await expect(refused).rejects.toThrow('refused');
       expect(events).toEqual([]);
-      expect(() => store.afterCommit({} as Tx, () => {})).toThrow('afterCommit takes a transaction opened by store.transaction');
+      vi.restoreAllMocks();
+      expect(() => store.afterCommit({} as Tx, () => {})).toThrow('afterCommit takes a transaction of store.transaction, while it is open');
+      let finished: Tx | undefined;
+      await store.transaction(async (tx) => {
+        finished = tx;
+      });
+      expect(() => store.afterCommit(finished as Tx, () => {})).toThrow('while it is open');
     });
   });
 
