@@ -26,11 +26,13 @@ export interface PostgresBench {
    */
   settle(): Promise<void>;
   /**
-   * The next transaction id the server will assign: read before and after a load, the difference
-   * counts the transactions that wrote (intake batches, and the workers' claims and records),
-   * exactly and at once, where `pg_stat_database` counts only once each session reports.
+   * One past the newest finished transaction id (`pg_snapshot_xmax`; reading it assigns none). Read
+   * before and after a load, the difference counts the transactions that wrote in between: intake
+   * batches, and the workers' claims and records, paced during a load. It is server-wide, and the
+   * few transactions in flight at either reading fall on one side or the other; but it is read at
+   * once, where `pg_stat_database` counts a session's commits only once the session reports them.
    */
-  nextTransactionId(): Promise<number>;
+  transactionIdHorizon(): Promise<number>;
   /** Drops the database (after the instances have stopped). */
   drop(): Promise<void>;
 }
@@ -79,9 +81,9 @@ export async function createPostgresBench(
       await admin('VACUUM (ANALYZE)', url);
       await admin('CHECKPOINT');
     },
-    async nextTransactionId() {
-      const { rows } = await admin('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS next');
-      return Number(rows[0].next);
+    async transactionIdHorizon() {
+      const { rows } = await admin('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS horizon');
+      return Number(rows[0].horizon);
     },
     async drop() {
       await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

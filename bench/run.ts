@@ -542,12 +542,13 @@ function machineCpu(instances: readonly ServerProcess[]) {
 }
 
 /**
- * Inquiries per transaction that wrote, since `before` (a transaction id): how many inquiries an
- * intake commit carried. Two instances split the connections between two committers, so their
- * batches are smaller, and each batch costs the instance and the database round trips and a commit.
+ * Inquiries per transaction that wrote, since `before` (PostgresBench.transactionIdHorizon): nearly
+ * all of those are intake batches, so this is about how many inquiries a batch carried. Two
+ * instances split the connections between two committers, so their batches are smaller, and each
+ * batch costs the instance and the database round trips and a commit.
  */
 async function perWrite(bench: PostgresBench, before: number, inquiries: number): Promise<string> {
-  const written = (await bench.nextTransactionId()) - before;
+  const written = (await bench.transactionIdHorizon()) - before;
   return `${written > 0 ? (inquiries / written).toFixed(1) : 'n/a'} inquiries a write transaction`;
 }
 
@@ -581,7 +582,7 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
     await postgres.settle();
     progress(`postgres round ${round}: ${CONTACT_SECONDS} s on one instance`);
     const oneCpu = machineCpu([first]);
-    const oneXid = await postgres.nextTransactionId();
+    const oneXid = await postgres.transactionIdHorizon();
     const one = await measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
     ones.push({ ...one, cpu: `${oneCpu.split(one.accepted)}; ${await perWrite(postgres, oneXid, one.accepted)}` });
     progress(`postgres round ${round}: one instance ${fmt(one.acceptedPerS)}/s (p99 ${one.p99} ms)`);
@@ -594,7 +595,7 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
     await postgres.settle();
     progress(`postgres round ${round}: ${CONTACT_SECONDS} s on two instances, ${CONTACT_CONNECTIONS / 2} connections each`);
     const twoCpu = machineCpu([first, second]);
-    const twoXid = await postgres.nextTransactionId();
+    const twoXid = await postgres.transactionIdHorizon();
     const [a, b] = await Promise.all([
       measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),
       measureContact(second, CONTACT_SECONDS, CONTACT_CONNECTIONS / 2, accepted),

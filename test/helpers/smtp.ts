@@ -92,7 +92,8 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
       });
       // A client killed in the middle of a mail (the SIGKILL tests) resets its connection, which the
       // server reports as an error event: that mail was never accepted, and the tests judge by what
-      // was. Unheard, the event would be an uncaught exception.
+      // was. The listener of `listen` above hears only the first such event; a second one would be
+      // an uncaught exception. Every later error is left to the tests, which count the mail.
       next.on('error', () => {});
       server = next;
       const address = next.server.address() as AddressInfo;
