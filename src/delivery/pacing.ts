@@ -2,8 +2,9 @@
 // the dearer of the two (composing and sending one costs five to seven times an inquiry's whole
 // intake, HTTP and commit included). In a
 // burst, a person or agent is waiting for each 200, while the studio's inbox does not notice mail
-// that arrives a few seconds later. So while inquiries arrive faster than `busyAbovePerS` at this
-// instance, the worker starts at most `pacedPerS` deliveries a second — never none — in chunks, so
+// that arrives a few seconds later. So while inquiries arrive faster than `busyAbovePerS` (at this
+// instance, or at all instances together, below), the worker starts at most `pacedPerS` deliveries
+// a second — never none — in chunks, so
 // that each claim (a committed write) still covers several. Below that rate, or once the burst is
 // over, nothing is paced: every inquiry's mail leaves right after its commit, and a backlog goes out
 // at full speed.
@@ -14,6 +15,16 @@
 // during a load instead of the 100 they were paced to then, at ~0.8 ms of processor each (README,
 // "Where the time goes").
 //
+// Where several instances share a database, inquiries arriving at the others pace this one too:
+// an instance that takes none of a burst would otherwise mail it at full speed, and the database
+// would pay for those claims and records beside the burst's intake (on one 2-core machine, a loaded
+// instance took 5,984-6,304 inquiries a second while an idle one beside it mailed ~900 a second,
+// and 8,315-8,357 once the idle one kept to the pace). So a worker that has a
+// backlog, and is not paced by its own intake, counts the inquiries all instances received in the
+// last window (an indexed count that stops at the threshold), at most once a window. It relies on
+// the instances' clocks agreeing to well within a window (NTP does); where one runs ahead, it sees
+// fewer and paces less, as it would alone.
+//
 // The trickle is small because it is paid per instance, at the moment processor is scarcest. A mail
 // costs ~0.8 ms of processor on a quiet machine and 1.6-1.9 ms on a slower one: at 50 a second,
 // nodemailer took ~11 % of a loaded PostgreSQL instance's processor (a CPU profile of the load
@@ -21,7 +32,7 @@
 // code (claimed ahead of inquiry mail) goes out with the next chunk, about half a second later.
 
 export interface PaceOptions {
-  /** Intake above this many inquiries per second (at this instance) makes delivery pace itself. */
+  /** Intake above this many inquiries per second (at this instance, or at all together) makes delivery pace itself. */
   readonly busyAbovePerS: number;
   /** Deliveries started per second while paced. */
   readonly pacedPerS: number;
@@ -41,6 +52,10 @@ export class DeliveryPacer {
   private inPreviousWindow = 0;
   private saved: number;
   private savedAt = 0;
+  /** The last window in which all instances together were found above the rate. */
+  private sharedBusyWindow = Number.NEGATIVE_INFINITY;
+  /** The window in which they were last counted. */
+  private sharedCheckedWindow = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly options: PaceOptions = DEFAULT_PACE,
@@ -56,11 +71,31 @@ export class DeliveryPacer {
     this.inWindow++;
   }
 
-  /** Intake above `busyAbovePerS`, in the current or the last whole window. */
+  /**
+   * Intake above `busyAbovePerS`, at this instance in the current or the last whole window, or at
+   * all instances together when last counted (noteSharedIntake) in one of those windows.
+   */
   busy(): boolean {
     this.roll();
-    const threshold = (this.options.busyAbovePerS * PACE_WINDOW_MS) / 1000;
-    return this.inWindow > threshold || this.inPreviousWindow > threshold;
+    const threshold = this.windowThreshold();
+    return this.inWindow > threshold || this.inPreviousWindow > threshold || this.sharedBusyWindow >= this.window - 1;
+  }
+
+  /** Whether to count all instances' intake now: not while already busy, and once a window. */
+  sharedCountDue(): boolean {
+    return !this.busy() && this.sharedCheckedWindow !== this.window;
+  }
+
+  /** The most worth counting: one over the threshold decides. */
+  sharedCountLimit(): number {
+    return Math.floor(this.windowThreshold()) + 1;
+  }
+
+  /** All instances together received `count` inquiries in the last window's length. */
+  noteSharedIntake(count: number): void {
+    this.roll();
+    this.sharedCheckedWindow = this.window;
+    if (count > this.windowThreshold()) this.sharedBusyWindow = this.window;
   }
 
   /**
@@ -87,6 +122,10 @@ export class DeliveryPacer {
   /** Milliseconds until the next chunk is saved up (at least 1). */
   nextChunkInMs(): number {
     return Math.max(1, Math.ceil(((this.options.chunk - this.saved) * 1000) / this.options.pacedPerS));
+  }
+
+  private windowThreshold(): number {
+    return (this.options.busyAbovePerS * PACE_WINDOW_MS) / 1000;
   }
 
   private roll(): void {

@@ -7,10 +7,10 @@ import { GroupCommitter } from '../storage/group-commit.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
-import { DeliveryPacer } from './pacing.js';
+import { DeliveryPacer, PACE_WINDOW_MS } from './pacing.js';
 
 export interface WorkerOptions {
-  readonly store: Pick<Store, 'outbox' | 'transaction'>;
+  readonly store: Pick<Store, 'outbox' | 'transaction' | 'inquiries'>;
   readonly channels: readonly Channel[];
   readonly logger: Logger;
   readonly retry?: RetryPolicy;
@@ -71,6 +71,8 @@ export class DeliveryWorker {
   private readonly pacer: DeliveryPacer | null;
   /** Paced, the timer wakes the worker when the next chunk is due; other wake-ups can wait for it. */
   private waitingForPace = false;
+  /** The last claim got all it asked for: more is due, which a burst elsewhere may have to hold back. */
+  private backlog = false;
   /** Attempts finishing together are recorded in one transaction. */
   private readonly recorder: GroupCommitter<AttemptRecord, boolean>;
 
@@ -147,6 +149,10 @@ export class DeliveryWorker {
         const slots = this.concurrency - this.inFlight.size;
         // Claim in chunks (each claim is a committed write): wait until half the slots are free.
         if (slots < Math.ceil(this.concurrency / 2)) break;
+        if (this.backlog && this.pacer?.sharedCountDue()) {
+          const since = new Date(this.now().getTime() - PACE_WINDOW_MS);
+          this.pacer.noteSharedIntake(await this.options.store.inquiries.countReceivedSince(since, this.pacer.sharedCountLimit()));
+        }
         const capacity = Math.min(slots, this.pacer?.allowance() ?? slots);
         if (capacity < 1) {
           this.waitingForPace = true;
@@ -169,7 +175,8 @@ export class DeliveryWorker {
         // What was claimed but not started (stopping, or already recorded) is given back at once,
         // not left waiting for its lease.
         if (unused.length > 0) await this.options.store.outbox.releaseClaims(unused, this.id);
-        if (due.length === capacity) this.wakeAgain = true;
+        this.backlog = due.length === capacity;
+        if (this.backlog) this.wakeAgain = true;
         if (this.outboxUnreadable) {
           this.outboxUnreadable = false;
           this.options.logger.info('delivery worker reads the outbox again');

@@ -49,6 +49,8 @@ export interface InquiryStore {
   /** For each fingerprint, the earliest inquiry received at or after `since` that has it. */
   findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
   list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
+  /** How many inquiries were received after `since` (by any instance), counting no further than `limit`. */
+  countReceivedSince(since: Date, limit: number): Promise<number>;
 }
 
 export interface IdempotencyEntry {
@@ -120,6 +122,14 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
       return row && toInquiry(row);
+    },
+    async countReceivedSince(since, limit) {
+      const recent = db.selectFrom('inquiries').select('reference').where('received_at', '>', since.getTime()).limit(limit);
+      const row = await db
+        .selectFrom(recent.as('recent'))
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
     },
     async findRecentByFingerprints(fingerprints, since, tx) {
       const found = new Map<string, string>();

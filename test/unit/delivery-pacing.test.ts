@@ -88,6 +88,34 @@ describe('delivery pacer', () => {
     expect(pacer.busy()).toBe(false);
   });
 
+  it("paces for all instances' intake as for its own: a count above the threshold holds for its window and the next", () => {
+    const { clock, pacer, intake } = pacerOnAClock();
+    const threshold = (PACE.busyAbovePerS * PACE_WINDOW_MS) / 1000; // 25 in a window
+    expect(pacer.sharedCountLimit()).toBe(threshold + 1);
+    expect(pacer.sharedCountDue()).toBe(true);
+    pacer.noteSharedIntake(threshold + 1);
+    expect(pacer.busy()).toBe(true);
+    expect(pacer.allowance()).toBe(PACE.chunk);
+    expect(pacer.sharedCountDue()).toBe(false); // busy: nothing to count
+    clock.ms += PACE_WINDOW_MS;
+    expect(pacer.busy()).toBe(true);
+    clock.ms += PACE_WINDOW_MS;
+    expect(pacer.busy()).toBe(false);
+    expect(pacer.allowance()).toBe(Number.POSITIVE_INFINITY);
+
+    // At the threshold, not busy; counted once a window.
+    expect(pacer.sharedCountDue()).toBe(true);
+    pacer.noteSharedIntake(threshold);
+    expect(pacer.busy()).toBe(false);
+    expect(pacer.sharedCountDue()).toBe(false);
+    clock.ms += PACE_WINDOW_MS;
+    expect(pacer.sharedCountDue()).toBe(true);
+
+    // Busy with its own intake, it does not count the others'.
+    intake(40, 200);
+    expect(pacer.sharedCountDue()).toBe(false);
+  });
+
   it('in any busy stretch, starts at most a chunk plus the paced rate, and never stalls for longer than a chunk takes', () => {
     fc.assert(
       fc.property(
@@ -135,8 +163,13 @@ describe('delivery worker under a burst of intake', () => {
   /**
    * 300 queued messages and a worker on a real SQLite outbox; for one second the test reports
    * intake far above the threshold (as the inquiry service does after each commit), then stops.
+   * With `elsewhere`, the burst arrives at another instance instead: the test writes its inquiries
+   * to the database the worker shares, and reports none to the worker.
    */
-  async function burst(pace: PaceOptions | null, during?: (worker: DeliveryWorker) => Promise<void>) {
+  async function burst(
+    pace: PaceOptions | null,
+    { during, elsewhere = false }: { during?: (worker: DeliveryWorker) => Promise<void>; elsewhere?: boolean } = {},
+  ) {
     const database = await freshSqlite();
     const store = createStore(await openDatabase(database.config));
     const sentAt: number[] = [];
@@ -162,8 +195,18 @@ describe('delivery worker under a burst of intake', () => {
         new Date(),
       );
 
+    let received = 0;
+    const inquiriesElsewhere = () =>
+      Array.from({ length: 20 }, () => {
+        const reference = `INQ-${String(++received).padStart(6, '0')}`;
+        const inquiry = { reference, firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', company: null };
+        return { inquiry: { ...inquiry, message: reference, clientId: null, receivedAt: new Date() }, fingerprint: reference };
+      });
+    const writes: Promise<unknown>[] = [];
     const report = () => {
-      for (let i = 0; i < 20; i++) worker.enqueued(); // 20 per 10 ms: 2,000 inquiries a second
+      // 20 per 10 ms: 2,000 inquiries a second
+      if (elsewhere) writes.push(store.inquiries.insertMany(inquiriesElsewhere()));
+      else for (let i = 0; i < 20; i++) worker.enqueued();
     };
     // The burst is under way when the worker starts (enqueued() counts before it runs, too).
     report();
@@ -174,6 +217,7 @@ describe('delivery worker under a burst of intake', () => {
     await sleep(1_000);
     await during?.(worker);
     clearInterval(intake);
+    await Promise.all(writes);
     const burstEnd = performance.now();
     const duringBurst = sentAt.length;
     const deadline = Date.now() + 10_000;
@@ -191,14 +235,26 @@ describe('delivery worker under a burst of intake', () => {
   });
 
   it('stopped and started again while paced, picks the pace up again and sends everything after the burst', async () => {
-    const { duringBurst, sent } = await burst(FAST_PACE, async (worker) => {
-      await worker.stop();
-      await worker.start();
-      await sleep(500);
+    const { duringBurst, sent } = await burst(FAST_PACE, {
+      during: async (worker) => {
+        await worker.stop();
+        await worker.start();
+        await sleep(500);
+      },
     });
     expect(duringBurst).toBeGreaterThanOrEqual(40);
     expect(duringBurst).toBeLessThan(300);
     expect(sent).toBe(300);
+  });
+
+  it('paces as well while the burst arrives at another instance on the same database, then sends the rest', async () => {
+    const pace = FAST_PACE;
+    const { duringBurst, burstMs, afterBurstMs, sent } = await burst(pace, { elsewhere: true });
+    // One claim at full concurrency (32) may go out before the worker sees a backlog and counts.
+    expect(duringBurst).toBeLessThanOrEqual(32 + pace.chunk + (pace.pacedPerS * burstMs) / 1000);
+    expect(duringBurst).toBeGreaterThanOrEqual(30);
+    expect(sent).toBe(300);
+    expect(afterBurstMs).toBeLessThan(5_000);
   });
 
   it('without a pace, the same burst does not hold delivery back', async () => {

@@ -387,6 +387,20 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await at('2026-01-01T00:00:01Z')).toEqual(new Map([['same', 'INQ-CCCCCD']]));
       expect(await at('2026-01-01T00:00:06Z')).toEqual(new Map());
     });
+
+    it('count those received after a time, up to a limit (how fast all instances take them in)', async () => {
+      await openTempStore();
+      const received = ['00.000', '00.100', '00.150', '00.200'].map((second, index) => ({
+        inquiry: inquiry(`INQ-DDDDD${index}`, new Date(`2026-01-01T00:00:${second}Z`)),
+        fingerprint: `fp-${index}`,
+      }));
+      await store.inquiries.insertMany(received);
+      const since = (second: string, limit: number) => store.inquiries.countReceivedSince(new Date(`2026-01-01T00:00:${second}Z`), limit);
+      expect(await since('00.100', 10)).toBe(2); // after, not at
+      expect(await since('00.000', 10)).toBe(3);
+      expect(await since('00.000', 2)).toBe(2);
+      expect(await since('00.200', 10)).toBe(0);
+    });
   });
 
   describe('group commit', () => {
