@@ -20,10 +20,13 @@
 // would pay for those claims and records beside the burst's intake (on one 2-core machine, a loaded
 // instance took 5,984-6,304 inquiries a second while an idle one beside it mailed ~900 a second,
 // and 8,315-8,357 once the idle one kept to the pace). So a worker that has a
-// backlog, and is not paced by its own intake, counts the inquiries all instances received in the
-// last window (an indexed count that stops at the threshold), at most once a window. It relies on
-// the instances' clocks agreeing to well within a window (NTP does); where one runs ahead, it sees
-// fewer and paces less, as it would alone.
+// backlog (its last claim got all it asked for), and is not paced by its own intake, counts the
+// inquiries all instances received in the last window (an indexed count that stops one past the
+// threshold), at most once a window. So an idle instance notices a burst at its first full claim
+// (at most one claim of its concurrency unpaced, up to a poll interval after the burst starts).
+// The count is a hint: where it fails, delivery goes on unpaced. It relies on the instances'
+// clocks agreeing to well within a window (NTP does): skewed by d, the count covers 250 ms ± d,
+// so the pace starts at a lower or higher real rate and lasts about d longer or shorter.
 //
 // The trickle is small because it is paid per instance, at the moment processor is scarcest. A mail
 // costs ~0.8 ms of processor on a quiet machine and 1.6-1.9 ms on a slower one: at 50 a second,

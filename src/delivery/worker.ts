@@ -71,7 +71,7 @@ export class DeliveryWorker {
   private readonly pacer: DeliveryPacer | null;
   /** Paced, the timer wakes the worker when the next chunk is due; other wake-ups can wait for it. */
   private waitingForPace = false;
-  /** The last claim got all it asked for: more is due, which a burst elsewhere may have to hold back. */
+  /** The last claim got all it asked for: more may be due, which a burst elsewhere may have to hold back. */
   private backlog = false;
   /** Attempts finishing together are recorded in one transaction. */
   private readonly recorder: GroupCommitter<AttemptRecord, boolean>;
@@ -150,8 +150,8 @@ export class DeliveryWorker {
         // Claim in chunks (each claim is a committed write): wait until half the slots are free.
         if (slots < Math.ceil(this.concurrency / 2)) break;
         if (this.backlog && this.pacer?.sharedCountDue()) {
-          const since = new Date(this.now().getTime() - PACE_WINDOW_MS);
-          this.pacer.noteSharedIntake(await this.options.store.inquiries.countReceivedSince(since, this.pacer.sharedCountLimit()));
+          await this.countSharedIntake(this.pacer);
+          if (!this.running) break; // stopped meanwhile: claim nothing more
         }
         const capacity = Math.min(slots, this.pacer?.allowance() ?? slots);
         if (capacity < 1) {
@@ -194,6 +194,22 @@ export class DeliveryWorker {
         this.waitingForPace = false;
         this.wake();
       }, nextLookMs).unref();
+  }
+
+  /**
+   * Tells the pacer how many inquiries all instances received in the last window. The count is a
+   * hint: where it fails, delivery carries on unpaced (the claim that follows reports a database
+   * that is away).
+   */
+  private async countSharedIntake(pacer: DeliveryPacer): Promise<void> {
+    const since = new Date(this.now().getTime() - PACE_WINDOW_MS);
+    let count = 0;
+    try {
+      count = await this.options.store.inquiries.countReceivedSince(since, pacer.sharedCountLimit());
+    } catch {
+      // counted as none
+    }
+    pacer.noteSharedIntake(count);
   }
 
   private launch(item: DueDelivery): void {
