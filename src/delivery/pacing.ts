@@ -1,13 +1,12 @@
 // Intake first. An instance's HTTP intake and its delivery worker share one event loop, and mail is
 // the dearer of the two (composing and sending one costs five to seven times an inquiry's whole
-// intake, HTTP and commit included). In a
-// burst, a person or agent is waiting for each 200, while the studio's inbox does not notice mail
-// that arrives a few seconds later. So while inquiries arrive faster than `busyAbovePerS` (at this
-// instance, or at all instances together, below), the worker starts at most `pacedPerS` deliveries
-// a second — never none — in chunks, so
-// that each claim (a committed write) still covers several. Below that rate, or once the burst is
-// over, nothing is paced: every inquiry's mail leaves right after its commit, and a backlog goes out
-// at full speed.
+// intake, HTTP and commit included). In a burst, a person or agent is waiting for each 200, while
+// the studio's inbox does not notice mail that arrives a few seconds later. So while inquiries
+// arrive faster than `busyAbovePerS` (at this instance, or at all instances together, below), the
+// worker starts at most `pacedPerS` deliveries a second — never none — in chunks, so that each
+// claim (a committed write) still covers several. Below that rate, or once the burst is over,
+// nothing is paced: every inquiry's mail leaves right after its commit, and a backlog goes out at
+// full speed.
 //
 // The rate alone decides, not how busy this process looks: where instances share a machine or a
 // database, an instance's event loop waits on the database while the processor it would mail with
@@ -15,18 +14,18 @@
 // during a load instead of the 100 they were paced to then, at ~0.8 ms of processor each (README,
 // "Where the time goes").
 //
-// Where several instances share a database, inquiries arriving at the others pace this one too:
-// an instance that takes none of a burst would otherwise mail it at full speed, and the database
-// would pay for those claims and records beside the burst's intake (on one 2-core machine, a loaded
+// Where several instances share a database, inquiries arriving at the others pace this one too: an
+// instance that takes none of a burst would otherwise mail it at full speed, and the database would
+// pay for those claims and records beside the burst's intake (on one 2-core machine, a loaded
 // instance took 5,984-6,304 inquiries a second while an idle one beside it mailed ~900 a second,
-// and 8,315-8,357 once the idle one kept to the pace). So a worker that has a
-// backlog (its last claim got all it asked for), and is not paced by its own intake, counts the
-// inquiries all instances received in the last window (an indexed count that stops one past the
-// threshold), at most once a window. So an idle instance notices a burst at its first full claim
-// (at most one claim of its concurrency unpaced, up to a poll interval after the burst starts).
-// The count is a hint: where it fails, delivery goes on unpaced. It relies on the instances'
-// clocks agreeing to well within a window (NTP does): skewed by d, the count covers 250 ms ± d,
-// so the pace starts at a lower or higher real rate and lasts about d longer or shorter.
+// and 8,315-8,357 once the idle one kept to the pace). So a worker that has a backlog (its last
+// claim got all it asked for), and is not paced by its own intake, counts the inquiries all
+// instances received in the last window (an indexed count that stops one past the threshold), at
+// most once a window. An idle instance thus notices a burst at its first full claim (at most one
+// claim of its concurrency unpaced, up to a poll interval after the burst starts). The count is a
+// hint: where it fails, delivery goes on unpaced. It relies on the instances' clocks agreeing to
+// well within a window (NTP does): skewed by d, the count covers 250 ms ± d, so the pace starts at
+// a lower or higher real rate and lasts about d longer or shorter.
 //
 // The trickle is small because it is paid per instance, at the moment processor is scarcest. A mail
 // costs ~0.8 ms of processor on a quiet machine and 1.6-1.9 ms on a slower one: at 50 a second,
