@@ -14,8 +14,6 @@ export const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 /** An Idempotency-Key is remembered this long (then the maintenance task forgets it). */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
-/** References are random; a collision is rare, several in a row are practically impossible. */
-const REFERENCE_ATTEMPTS = 5;
 
 export const validateInquiry = ajv.compile<InquiryInput>(inquirySchema);
 
@@ -41,6 +39,8 @@ export interface InquiryServiceDeps {
   readonly onEnqueued?: () => void;
   /** Called for every accepted submission, with its outcome (metrics). */
   readonly onAccepted?: (outcome: SubmitResult['outcome']) => void;
+  /** Draws a random inquiry reference (newReference; a test may make them collide). */
+  readonly drawReference?: () => string;
 }
 
 /** A validated inquiry on its way into the group-committed write. */
@@ -54,7 +54,14 @@ interface Submission {
 
 export type InquiryService = ReturnType<typeof createInquiryService>;
 
-export function createInquiryService({ store, channels, now = () => new Date(), onEnqueued, onAccepted }: InquiryServiceDeps) {
+export function createInquiryService({
+  store,
+  channels,
+  now = () => new Date(),
+  onEnqueued,
+  onAccepted,
+  drawReference = newReference,
+}: InquiryServiceDeps) {
   // Another instance (or lane) deciding about the same inquiry or key waits until this batch
   // commits, and then sees it: folding and idempotency hold across instances, not only within this
   // one. So batches may overlap.
@@ -86,24 +93,35 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
   }
 
   /**
-   * Writes a batch of submissions with a handful of set-based queries: look up their keys and
-   * recent fingerprints, decide each one in arrival order (a later submission sees the earlier ones
-   * of the same batch), then insert the new inquiries, their deliveries and their keys.
+   * Writes a batch of submissions with a handful of set-based queries, in two rounds: look up their
+   * keys, their recent fingerprints and whether fresh references are free; decide each one in
+   * arrival order (a later submission sees the earlier ones of the same batch); then insert the new
+   * inquiries, their deliveries and their keys. The queries of a round are sent together: on
+   * PostgreSQL they share one round trip to the database (the first one also with `begin`; see
+   * lockedPostgresTransaction), which is most of what a batch costs there.
    */
   async function writeBatch(tx: Tx, batch: readonly Submission[]): Promise<(SubmitResult | Error)[]> {
     const receivedAt = now();
     const keys = batch.flatMap((submission) => (submission.key === undefined ? [] : [submission.key]));
     const fingerprints = [...new Set(batch.map((submission) => submission.fingerprint))];
-    const knownKeys = await store.idempotency.findMany(keys, tx);
-    const recent = await store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx);
+    const candidates = new Set<string>();
+    while (candidates.size < batch.length) candidates.add(drawReference());
+    const [knownKeys, recent, taken] = await Promise.all([
+      store.idempotency.findMany(keys, tx),
+      store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx),
+      store.inquiries.takenReferences([...candidates], tx),
+    ]);
+    /** Free references, checked; past them (another taken), fresh ones, unchecked. */
+    const free = [...candidates].filter((reference) => !taken.has(reference));
+    const usedReferences = new Set([...candidates, ...taken]);
+    const nextReference = () => free.shift() ?? uniqueReference(usedReferences, drawReference);
 
-    // Each decision points at a slot, so a reference renamed after a collision is renamed everywhere.
+    // Each decision points at a slot: the reference it answers with.
     type Slot = { reference: string };
     const decisions: ({ slot: Slot; outcome: SubmitResult['outcome'] } | Error)[] = [];
     const claimedKeys = new Map<string, { requestHash: string; slot: Slot }>();
     const byFingerprint = new Map<string, Slot>([...recent].map(([fingerprint, reference]) => [fingerprint, { reference }]));
     const created: { slot: Slot; submission: Submission }[] = [];
-    const usedReferences = new Set<string>();
 
     for (const submission of batch) {
       if (submission.key !== undefined) {
@@ -120,7 +138,7 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
       if (slot) {
         decisions.push({ slot, outcome: 'duplicate' });
       } else {
-        slot = { reference: uniqueReference(usedReferences) };
+        slot = { reference: nextReference() };
         byFingerprint.set(submission.fingerprint, slot);
         created.push({ slot, submission });
         decisions.push({ slot, outcome: 'created' });
@@ -128,42 +146,28 @@ export function createInquiryService({ store, channels, now = () => new Date(), 
       if (submission.key !== undefined) claimedKeys.set(submission.key, { requestHash: submission.requestHash, slot });
     }
 
-    await insertInquiries(tx, created, receivedAt, usedReferences);
-    await store.outbox.enqueue(
-      created.map(({ slot }) => slot.reference),
-      channels,
-      receivedAt,
-      tx,
-    );
-    await store.idempotency.insertMany(
-      [...claimedKeys].map(([key, { requestHash, slot }]) => ({ key, requestHash, reference: slot.reference, createdAt: receivedAt })),
-      tx,
-    );
-    return decisions.map((decision) =>
-      decision instanceof Error ? decision : { reference: decision.slot.reference, receivedAt, outcome: decision.outcome },
-    );
-  }
-
-  /** Inserts the new inquiries; the rare one whose random reference is taken gets another. */
-  async function insertInquiries(
-    tx: Tx,
-    created: readonly { slot: { reference: string }; submission: Submission }[],
-    receivedAt: Date,
-    usedReferences: Set<string>,
-  ): Promise<void> {
-    let pending = created;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt === REFERENCE_ATTEMPTS) throw new Error('could not allocate unique inquiry references');
-      const inserted = await store.inquiries.insertMany(
-        pending.map(({ slot, submission }) => ({
+    const references = created.map(({ slot }) => slot.reference);
+    const [inserted] = await Promise.all([
+      store.inquiries.insertMany(
+        created.map(({ slot, submission }) => ({
           inquiry: toRecord(slot.reference, submission, receivedAt),
           fingerprint: submission.fingerprint,
         })),
         tx,
-      );
-      pending = pending.filter(({ slot }) => !inserted.has(slot.reference));
-      for (const { slot } of pending) slot.reference = uniqueReference(usedReferences);
-    }
+      ),
+      store.outbox.enqueue(references, channels, receivedAt, tx),
+      store.idempotency.insertMany(
+        [...claimedKeys].map(([key, { requestHash, slot }]) => ({ key, requestHash, reference: slot.reference, createdAt: receivedAt })),
+        tx,
+      ),
+    ]);
+    // Taken since it was checked (by another transaction, at the same moment), or drawn unchecked
+    // and taken: the deliveries and keys written beside it would belong to another inquiry. The
+    // transaction must not commit; each submission is then tried alone (GroupCommitter), drawing anew.
+    if (references.some((reference) => !inserted.has(reference))) throw new ReferenceTakenError();
+    return decisions.map((decision) =>
+      decision instanceof Error ? decision : { reference: decision.slot.reference, receivedAt, outcome: decision.outcome },
+    );
   }
 
   /** Every bad field of `input` as {pointer, detail}; empty when it is a valid inquiry. */
@@ -181,11 +185,23 @@ function decidedNames(batch: readonly Submission[]): string[] {
   );
 }
 
-function uniqueReference(used: Set<string>): string {
-  let reference = newReference();
-  while (used.has(reference)) reference = newReference();
+function uniqueReference(used: Set<string>, draw: () => string): string {
+  let reference = draw();
+  while (used.has(reference)) reference = draw();
   used.add(reference);
   return reference;
+}
+
+/**
+ * A fresh reference turned out to be taken when its inquiry was inserted. Its code is that of a
+ * unique violation (SQLSTATE 23505), which it stands for: the batch is rolled back and each of its
+ * submissions tried alone (causedByAnItem).
+ */
+export class ReferenceTakenError extends Error {
+  readonly code = '23505';
+  constructor() {
+    super('an inquiry reference drawn for this batch is taken');
+  }
 }
 
 function toRecord(reference: string, { inquiry, clientId }: Submission, receivedAt: Date): InquiryRecord {

@@ -46,6 +46,8 @@ export interface InquiryStore {
   /** Inserts those whose reference is free; returns the references inserted. */
   insertMany(inquiries: readonly NewInquiry[], tx?: Tx): Promise<Set<string>>;
   findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
+  /** Those of `references` that an inquiry has already. */
+  takenReferences(references: readonly string[], tx?: Tx): Promise<Set<string>>;
   /** For each fingerprint, the earliest inquiry received at or after `since` that has it. */
   findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
   list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
@@ -122,6 +124,11 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
       return row && toInquiry(row);
+    },
+    async takenReferences(references, tx) {
+      if (references.length === 0) return new Set();
+      const rows = await q(tx).selectFrom('inquiries').select('reference').where('reference', 'in', references).execute();
+      return new Set(rows.map((row) => row.reference));
     },
     async countReceivedSince(since, limit) {
       const recent = db.selectFrom('inquiries').select('reference').where('received_at', '>', since.getTime()).limit(limit);

@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openDatabase } from '../../src/storage/database.js';
+import { openDatabase, RolledBackError } from '../../src/storage/database.js';
 import {
   type BatchProcessor,
   causedByAnItem,
@@ -75,10 +75,11 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       );
       while (order.length === 0) await sleep(5);
       let seenBySecond: InquiryRecord | undefined;
+      // Its statements wait for the locks (on PostgreSQL they go out right behind its begin).
       const second = store.transaction(
         async (tx) => {
-          order.push('second begins');
           seenBySecond = await store.inquiries.findByReference('INQ-LOCK01', tx);
+          order.push('second has read');
         },
         { lock: ['a third', 'a name'] },
       );
@@ -86,7 +87,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(order).toEqual(['first begins']);
       release();
       await Promise.all([first, second]);
-      expect(order).toEqual(['first begins', 'first commits', 'second begins']);
+      expect(order).toEqual(['first begins', 'first commits', 'second has read']);
       expect(seenBySecond?.reference).toBe('INQ-LOCK01'); // its first statement already saw the first's commit
 
       const refused = store.transaction(
@@ -612,6 +613,101 @@ describe('a transaction waiting for a lock on PostgreSQL', () => {
     } finally {
       await admin.end();
     }
+  });
+});
+
+describe('a transaction holding locks on PostgreSQL', () => {
+  let store: Store | undefined;
+  let database: FreshDatabase | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await store?.close().catch(() => {});
+    await database?.drop();
+  });
+
+  async function open(): Promise<Store> {
+    database = await freshPostgres();
+    store = createStore(await openDatabase(database.config));
+    return store;
+  }
+
+  it('sends its first queries behind its begin, and queries made together, without waiting for an answer', async () => {
+    const opened = await open();
+    // Every statement as it goes out on the wire (the protocol's Query or Parse message), and as
+    // its answer comes back.
+    const events: string[] = [];
+    const name = (text: string) => /^(begin|commit|select|insert)/.exec(text)?.[1] ?? text;
+    const { query: simple, parse } = pg.Connection.prototype;
+    vi.spyOn(pg.Connection.prototype, 'query').mockImplementation(function (this: pg.Connection, text: string) {
+      events.push(`send ${name(text)}`);
+      return simple.call(this, text);
+    });
+    vi.spyOn(pg.Connection.prototype, 'parse').mockImplementation(function (this: pg.Connection, ...args: Parameters<typeof parse>) {
+      events.push(`send ${name(args[0].text)}`);
+      return parse.apply(this, args);
+    });
+    const query = pg.Client.prototype.query;
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown }).text);
+      const answer = (query as (...a: unknown[]) => unknown).apply(this, args);
+      if (answer instanceof Promise)
+        void answer.then(
+          () => events.push(`answer ${name(text)}`),
+          () => {},
+        );
+      return answer as never;
+    });
+    const fingerprints = ['fp-pipe-1'];
+    await opened.transaction(
+      async (tx) => {
+        await Promise.all([
+          opened.inquiries.findRecentByFingerprints(fingerprints, new Date(0), tx),
+          opened.inquiries.takenReferences(['INQ-PIPE01'], tx),
+        ]);
+        await Promise.all([
+          opened.inquiries.insertMany([{ inquiry: inquiry('INQ-PIPE01'), fingerprint: 'fp-pipe-1' }], tx),
+          opened.outbox.enqueue(['INQ-PIPE01'], ['email'], new Date(), tx),
+        ]);
+      },
+      { lock: ['a name'] },
+    );
+    expect(events).toEqual([
+      'send begin',
+      'send select',
+      'send select',
+      'answer begin',
+      'answer select',
+      'answer select',
+      'send insert',
+      'send insert',
+      'answer insert',
+      'answer insert',
+      'send commit',
+      'answer commit',
+    ]);
+    expect(await opened.outbox.forReference('INQ-PIPE01')).toHaveLength(1);
+  });
+
+  it('is reported rolled back, not committed, where its work let a failed statement pass', async () => {
+    const opened = await open();
+    const swallowed = opened.transaction(
+      async (tx) => {
+        await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-SWALLO'), fingerprint: 'fp-swallow' }], tx);
+        // A key for an inquiry that does not exist: a foreign key violation, caught and ignored.
+        await opened.idempotency
+          .insertMany([{ key: 'k', requestHash: 'h', reference: 'INQ-NOSUCH', createdAt: new Date() }], tx)
+          .catch(() => {});
+        return 'done';
+      },
+      { lock: ['a name'] },
+    );
+    await expect(swallowed).rejects.toBeInstanceOf(RolledBackError);
+    expect(await opened.inquiries.findByReference('INQ-SWALLO')).toBeUndefined();
+    // The connection is fit for use again.
+    await opened.transaction((tx) => opened.inquiries.insertMany([{ inquiry: inquiry('INQ-AFTER1'), fingerprint: 'fp-after' }], tx), {
+      lock: ['a name'],
+    });
+    expect(await opened.inquiries.findByReference('INQ-AFTER1')).toBeDefined();
   });
 });
 
