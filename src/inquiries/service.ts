@@ -104,8 +104,10 @@ export function createInquiryService({
     const receivedAt = now();
     const keys = batch.flatMap((submission) => (submission.key === undefined ? [] : [submission.key]));
     const fingerprints = [...new Set(batch.map((submission) => submission.fingerprint))];
+    // Twice as many as it may need: where many references are taken (with tens of millions of
+    // inquiries stored), the spare ones, checked too, stand in for those.
     const candidates = new Set<string>();
-    while (candidates.size < batch.length) candidates.add(drawReference());
+    while (candidates.size < 2 * batch.length) candidates.add(drawReference());
     const [knownKeys, recent, taken] = await Promise.all([
       store.idempotency.findMany(keys, tx),
       store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx),

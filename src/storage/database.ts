@@ -170,8 +170,9 @@ export interface TransactionOptions {
 
 /**
  * Far above any intake batch (milliseconds), and below the query timeout: PostgreSQL itself gives
- * up waiting, so the connection goes back to the pool clean. A client-side timeout alone leaves the
- * statement waiting on the server, and the connection inside the transaction.
+ * up waiting, so the connection goes back to the pool clean. The client-side query timeout alone
+ * would close the connection (pg does so in pipeline mode) and leave the statement waiting on the
+ * server until it notices.
  */
 const LOCK_TIMEOUT_MS = 10_000;
 
@@ -246,10 +247,10 @@ async function lockedPostgresTransaction<T>(
     `begin; set local lock_timeout = ${timeout}; ` +
     `select pg_advisory_xact_lock(id) from (select unnest('{${ids}}'::bigint[]) as id order by id) as sorted`;
   const client = await pool.connect();
+  let result: T;
   try {
     const began = client.query(begin);
     began.catch(() => {}); // awaited below, after work's first queries have gone out behind it
-    let result: T;
     try {
       result = await work(kyselyOn(client));
     } catch (error) {
@@ -259,15 +260,18 @@ async function lockedPostgresTransaction<T>(
     await began;
     const committed = await client.query('commit');
     if (committed.command !== 'COMMIT') throw new RolledBackError();
-    return result;
   } catch (error) {
-    // Queued behind whatever is still in flight. Nothing to roll back where the connection itself
-    // is gone: the pool drops it when it is released.
-    await client.query('rollback').catch(() => {});
+    // Queued behind whatever is still in flight, so once it is answered nothing is. A connection
+    // that cannot roll back (gone, or timed out and being closed) is not given back for reuse.
+    let unfit: Error | undefined;
+    await client.query('rollback').catch((rollbackError: Error) => {
+      unfit = rollbackError;
+    });
+    client.release(unfit);
     throw error;
-  } finally {
-    client.release();
   }
+  client.release();
+  return result;
 }
 
 /** A Kysely handle on one checked-out connection, that sends each query as soon as it is made. */
@@ -277,7 +281,13 @@ function kyselyOn(client: pg.PoolClient): Kysely<Database> {
   let db = onConnection.get(client);
   if (db === undefined) {
     // The connection is released by lockedPostgresTransaction, not by Kysely after each query.
-    const connection = { query: client.query.bind(client), release: () => {} } as unknown as pg.PoolClient;
+    // Queries reach it in the order they are made: each goes through the same steps of Kysely's.
+    // (Were it otherwise, the intake's deliveries would go out before their inquiries, and every
+    // batch on PostgreSQL would fail on the foreign key: the tests would show it at once.)
+    const connection = {
+      query: (...args: Parameters<pg.PoolClient['query']>) => client.query(...args),
+      release: () => {},
+    } as unknown as pg.PoolClient;
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => connection, end: async () => {} } }) });
     onConnection.set(client, db);
   }

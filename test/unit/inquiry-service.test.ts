@@ -34,9 +34,9 @@ describe.each(BACKENDS)('on $name, an inquiry whose random reference is taken', 
 
   it('gets another one when the reference is known to be taken, and only its own deliveries', async () => {
     const opened = await open();
-    const first = createInquiryService({ store: opened, channels: ['email'], drawReference: draws('INQ-TAKEN1') });
+    const first = createInquiryService({ store: opened, channels: ['email'], drawReference: draws('INQ-TAKEN1', 'INQ-SPARE0') });
     await first.submit(validInquiry({ email: 'first@example.com' }));
-    const second = createInquiryService({ store: opened, channels: ['email'], drawReference: draws('INQ-TAKEN1', 'INQ-FRESH1') });
+    const second = createInquiryService({ store: opened, channels: ['email'], drawReference: draws('INQ-TAKEN1', 'INQ-FRESH1') }); // two a submission, checked
     const result = await second.submit(validInquiry({ email: 'second@example.com' }));
     expect(result).toMatchObject({ reference: 'INQ-FRESH1', outcome: 'created' });
     expect((await opened.inquiries.findByReference('INQ-FRESH1'))?.email).toBe('second@example.com');
@@ -48,7 +48,7 @@ describe.each(BACKENDS)('on $name, an inquiry whose random reference is taken', 
     const opened = await open();
     // Stored when no channel was configured: no delivery of its own that a constraint would see
     // clash with one written for it by mistake.
-    await createInquiryService({ store: opened, channels: [], drawReference: draws('INQ-RACE01') }).submit(
+    await createInquiryService({ store: opened, channels: [], drawReference: draws('INQ-RACE01', 'INQ-SPARE0') }).submit(
       validInquiry({ email: 'earlier@example.com' }),
     );
     // As if another instance had inserted INQ-RACE01 between this batch's check and its insert.
@@ -64,8 +64,8 @@ describe.each(BACKENDS)('on $name, an inquiry whose random reference is taken', 
     const service = createInquiryService({
       store: racing,
       channels: ['email'],
-      // The batch of two draws two; each submission retried alone draws one.
-      drawReference: draws('INQ-RACE01', 'INQ-OTHER1', 'INQ-ALONE1', 'INQ-ALONE2'),
+      // The batch of two draws four; each submission retried alone draws two.
+      drawReference: draws('INQ-RACE01', 'INQ-OTHER1', 'INQ-SPARE1', 'INQ-SPARE2', 'INQ-ALONE1', 'INQ-SPARE3', 'INQ-ALONE2', 'INQ-SPARE4'),
     });
     const results = await Promise.all([
       service.submit(validInquiry({ email: 'one@example.com' })),

@@ -688,6 +688,30 @@ describe('a transaction holding locks on PostgreSQL', () => {
     expect(await opened.outbox.forReference('INQ-PIPE01')).toHaveLength(1);
   });
 
+  it('reports its lock timeout, not the failures of the queries sent behind its begin', async () => {
+    const opened = await open();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = false;
+    const holder = opened.transaction(
+      async () => {
+        holding = true;
+        await held;
+      },
+      { lock: ['a name'] },
+    );
+    while (!holding) await sleep(5);
+    const waiting = opened.transaction((tx) => opened.inquiries.findByReference('INQ-NOSUCH', tx), {
+      lock: ['a name'],
+      lockTimeoutMs: 200,
+    });
+    await expect(waiting).rejects.toMatchObject({ code: '55P03' }); // lock_not_available, not 25P02
+    release();
+    await holder;
+  });
+
   it('is reported rolled back, not committed, where its work let a failed statement pass', async () => {
     const opened = await open();
     const swallowed = opened.transaction(
