@@ -113,10 +113,9 @@ export function createInquiryService({
       store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx),
       store.inquiries.takenReferences([...candidates], tx),
     ]);
-    /** Free references, checked; past them (another taken), fresh ones, unchecked. */
+    /** Free references, checked; past them (more taken than spare), fresh ones, unchecked. */
     const free = [...candidates].filter((reference) => !taken.has(reference));
-    const usedReferences = new Set([...candidates, ...taken]);
-    const nextReference = () => free.shift() ?? uniqueReference(usedReferences, drawReference);
+    const nextReference = () => free.shift() ?? uniqueReference(candidates, drawReference);
 
     // Each decision points at a slot: the reference it answers with.
     type Slot = { reference: string };

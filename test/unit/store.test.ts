@@ -28,6 +28,37 @@ const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => (
   receivedAt,
 });
 
+/**
+ * Holds an advisory lock on `name` in a transaction of its own until released. It resolves once the
+ * lock is held: a statement of that transaction has been answered (its `begin`, which takes the
+ * lock, goes out without being waited for).
+ */
+async function holdLock(store: Store, name: string): Promise<{ release: () => Promise<void> }> {
+  let letGo = () => {};
+  const held = new Promise<void>((resolve) => {
+    letGo = resolve;
+  });
+  let holding = () => {};
+  const locked = new Promise<void>((resolve) => {
+    holding = resolve;
+  });
+  const holder = store.transaction(
+    async (tx) => {
+      await store.inquiries.findByReference('INQ-HOLDER', tx);
+      holding();
+      await held;
+    },
+    { lock: [name] },
+  );
+  await Promise.race([locked, holder]);
+  return {
+    release: async () => {
+      letGo();
+      await holder;
+    },
+  };
+}
+
 describe.each(BACKENDS)('on $name', ({ fresh }) => {
   let store: Store;
   let database: FreshDatabase;
@@ -66,8 +97,8 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       });
       const first = store.transaction(
         async (tx) => {
-          order.push('first begins');
           await store.inquiries.insertMany([{ inquiry: inquiry('INQ-LOCK01'), fingerprint: 'fp-lock-1' }], tx);
+          order.push('first begins'); // its insert answered: it holds the locks
           await held;
           order.push('first commits');
         },
@@ -582,25 +613,12 @@ describe('a transaction waiting for a lock on PostgreSQL', () => {
     database = await freshPostgres();
     const opened = createStore(await openDatabase(database.config));
     store = opened;
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let holding = false;
-    const holder = opened.transaction(
-      async () => {
-        holding = true;
-        await held;
-      },
-      { lock: ['a name'] },
-    );
-    while (!holding) await sleep(5);
+    const holder = await holdLock(opened, 'a name');
     const started = performance.now();
     const waiting = opened.transaction(async () => 'never', { lock: ['a name'], lockTimeoutMs: 300 });
     await expect(waiting).rejects.toMatchObject({ code: '55P03' }); // lock_not_available
     expect(performance.now() - started).toBeLessThan(5_000);
-    release();
-    await holder;
+    await holder.release();
     // The pool's connections are all idle outside a transaction, and the locks are gone with them.
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
@@ -690,26 +708,13 @@ describe('a transaction holding locks on PostgreSQL', () => {
 
   it('reports its lock timeout, not the failures of the queries sent behind its begin', async () => {
     const opened = await open();
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let holding = false;
-    const holder = opened.transaction(
-      async () => {
-        holding = true;
-        await held;
-      },
-      { lock: ['a name'] },
-    );
-    while (!holding) await sleep(5);
+    const holder = await holdLock(opened, 'a name');
     const waiting = opened.transaction((tx) => opened.inquiries.findByReference('INQ-NOSUCH', tx), {
       lock: ['a name'],
       lockTimeoutMs: 200,
     });
     await expect(waiting).rejects.toMatchObject({ code: '55P03' }); // lock_not_available, not 25P02
-    release();
-    await holder;
+    await holder.release();
   });
 
   it('is reported rolled back, not committed, where its work let a failed statement pass', async () => {
