@@ -1,5 +1,6 @@
 // The store and group commit: one contract suite run on each backend, on real databases (a
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
+import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
@@ -704,6 +705,37 @@ describe('a transaction holding locks on PostgreSQL', () => {
       'answer commit',
     ]);
     expect(await opened.outbox.forReference('INQ-PIPE01')).toHaveLength(1);
+  });
+
+  it('writes each round of queries to the socket at once: three writes for a batch of three rounds', async () => {
+    const opened = await open();
+    await opened.transaction(async (tx) => opened.inquiries.findByReference('INQ-WARMUP', tx), { lock: ['a name'] }); // connected
+    // Writes to PostgreSQL's socket, as they reach the socket's handle.
+    let writes = 0;
+    const socket = Socket.prototype as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+    for (const method of ['_write', '_writev'] as const) {
+      const original = socket[method];
+      vi.spyOn(socket, method).mockImplementation(function (this: Socket, ...args: unknown[]) {
+        if (this.remotePort === 5432) writes++;
+        return original.apply(this, args);
+      });
+    }
+    await opened.transaction(
+      async (tx) => {
+        await Promise.all([
+          opened.inquiries.findRecentByFingerprints(['fp-write-1'], new Date(0), tx),
+          opened.inquiries.takenReferences(['INQ-WRITE1'], tx),
+        ]);
+        await Promise.all([
+          opened.inquiries.insertMany([{ inquiry: inquiry('INQ-WRITE1'), fingerprint: 'fp-write-1' }], tx),
+          opened.outbox.enqueue(['INQ-WRITE1'], ['email'], new Date(), tx),
+        ]);
+      },
+      { lock: ['a name'] },
+    );
+    // begin + two selects; two inserts; commit. One write per query would be six.
+    expect(writes).toBe(3);
+    expect(await opened.outbox.forReference('INQ-WRITE1')).toHaveLength(1);
   });
 
   it('reports its lock timeout, not the failures of the queries sent behind its begin', async () => {
