@@ -3,7 +3,19 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import {
+  Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  PostgresDialect,
+  type QueryResult,
+  type RootOperationNode,
+  type SqliteDatabase,
+  SqliteDialect,
+  sql,
+  type UnknownRow,
+} from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../config.js';
@@ -247,13 +259,15 @@ async function lockedPostgresTransaction<T>(
     `begin; set local lock_timeout = ${timeout}; ` +
     `select pg_advisory_xact_lock(id) from (select unnest('{${ids}}'::bigint[]) as id order by id) as sorted`;
   const client = await pool.connect();
+  const ended = new EndedGuard();
+  const handle = kyselyOn(client).withPlugin(ended);
   let result: T;
   try {
     sendTogether(client);
     const began = client.query(begin);
     began.catch(() => {}); // awaited below, after work's first queries have gone out behind it
     try {
-      result = await work(kyselyOn(client));
+      result = await work(handle);
     } catch (error) {
       await began; // its error, if it failed, is the cause of work's
       throw error;
@@ -268,11 +282,32 @@ async function lockedPostgresTransaction<T>(
     await client.query('rollback').catch((rollbackError: Error) => {
       unfit = rollbackError;
     });
+    ended.end();
     client.release(unfit);
     throw error;
   }
+  ended.end();
   client.release();
   return result;
+}
+
+/**
+ * Refuses the queries of a transaction's handle once the transaction has ended: its connection is
+ * back in the pool, perhaps in another transaction by then, where a query left behind (one that was
+ * not awaited) must not land.
+ */
+class EndedGuard implements KyselyPlugin {
+  #ended = false;
+  end(): void {
+    this.#ended = true;
+  }
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    if (this.#ended) throw new Error('a query on the handle of a transaction that has ended');
+    return node;
+  }
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
+  }
 }
 
 /** A Kysely handle on one checked-out connection, that sends each query as soon as it is made. */
@@ -282,9 +317,8 @@ function kyselyOn(client: pg.PoolClient): Kysely<Database> {
   let db = onConnection.get(client);
   if (db === undefined) {
     // The connection is released by lockedPostgresTransaction, not by Kysely after each query.
-    // Queries reach it in the order they are made: each goes through the same steps of Kysely's.
-    // (Were it otherwise, the intake's deliveries would go out before their inquiries, and every
-    // batch on PostgreSQL would fail on the foreign key: the tests would show it at once.)
+    // Queries made together reach it in whatever order Kysely's steps bring them: the intake's
+    // inserts need none, since their references are checked at commit (migration 005).
     const connection = {
       query: (...args: Parameters<pg.PoolClient['query']>) => {
         sendTogether(client);

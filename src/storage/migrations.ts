@@ -1,6 +1,6 @@
 // Schema migrations, run on every start (already applied ones are skipped). Written with Kysely's
 // schema builder and portable types so that SQLite and PostgreSQL share them.
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 
 const migrations: Record<string, Migration> = {
   '001_inquiries_and_outbox': {
@@ -149,6 +149,21 @@ const migrations: Record<string, Migration> = {
         .columns(['status', 'run_at'])
         .where(sql.ref('message_id'), 'is not', null)
         .execute();
+    },
+  },
+  '005_inquiry_references_checked_at_commit': {
+    // PostgreSQL: an inquiry's deliveries and Idempotency-Key rows are checked against the inquiry
+    // when the transaction commits, not statement by statement. The intake sends its three inserts
+    // together (lockedPostgresTransaction), so the order in which they reach the server no longer
+    // matters; a reference missing at commit still fails the transaction (23503). SQLite runs a
+    // transaction's statements one by one, in order, and cannot alter a constraint.
+    async up(db) {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      for (const table of ['deliveries', 'idempotency_keys']) {
+        await sql`alter table ${sql.table(table)} alter constraint ${sql.ref(`${table}_reference_fkey`)} deferrable initially deferred`.execute(
+          db,
+        );
+      }
     },
   },
 };

@@ -553,8 +553,9 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const committer = new GroupCommitter<string, string>(
         store,
         async (tx, references) => {
-          // A reference of "INQ-NOSUCH" makes a write that violates a foreign key: the statement fails.
-          if (references.includes('INQ-NOSUCH')) await store.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
+          // A reference of "INQ-NOSUCH" makes a write that violates a foreign key: a delivery of an
+          // inquiry nobody writes. The statement fails (on PostgreSQL, the commit).
+          if (references.includes('INQ-NOSUCH')) await store.outbox.enqueue(['INQ-ABSENT'], ['email'], new Date(), tx);
           return insertEach(tx, references);
         },
         {
@@ -738,6 +739,46 @@ describe('a transaction holding locks on PostgreSQL', () => {
     expect(await opened.outbox.forReference('INQ-WRITE1')).toHaveLength(1);
   });
 
+  it("checks an inquiry's deliveries and keys against it at commit: written before it they commit, without it nothing does", async () => {
+    const opened = await open();
+    await opened.transaction(
+      async (tx) => {
+        await opened.outbox.enqueue(['INQ-LATER1'], ['email'], new Date(), tx);
+        await opened.idempotency.insertMany([{ key: 'k-later', requestHash: 'h', reference: 'INQ-LATER1', createdAt: new Date() }], tx);
+        await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-LATER1'), fingerprint: 'fp-later' }], tx);
+      },
+      { lock: ['a name'] },
+    );
+    expect(await opened.outbox.forReference('INQ-LATER1')).toHaveLength(1);
+    expect((await opened.idempotency.findMany(['k-later'])).get('k-later')?.reference).toBe('INQ-LATER1');
+
+    const orphan = opened.transaction(
+      async (tx) => {
+        await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-ORPHAN'), fingerprint: 'fp-orphan' }], tx);
+        await opened.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
+      },
+      { lock: ['a name'] },
+    );
+    await expect(orphan).rejects.toMatchObject({ code: '23503' }); // foreign_key_violation, at commit
+    expect(await opened.inquiries.findByReference('INQ-ORPHAN')).toBeUndefined();
+    expect(await opened.outbox.forReference('INQ-NOSUCH')).toEqual([]);
+  });
+
+  it('refuses a query made on its handle after it has ended', async () => {
+    const opened = await open();
+    let leaked: Tx | undefined;
+    await opened.transaction(
+      async (tx) => {
+        leaked = tx;
+        await opened.inquiries.findByReference('INQ-LEAK01', tx);
+      },
+      { lock: ['a name'] },
+    );
+    const late = opened.inquiries.insertMany([{ inquiry: inquiry('INQ-LEAK01'), fingerprint: 'fp-leak' }], leaked);
+    await expect(late).rejects.toThrow('a transaction that has ended');
+    expect(await opened.inquiries.findByReference('INQ-LEAK01')).toBeUndefined();
+  });
+
   it('reports its lock timeout, not the failures of the queries sent behind its begin', async () => {
     const opened = await open();
     const holder = await holdLock(opened, 'a name');
@@ -754,10 +795,10 @@ describe('a transaction holding locks on PostgreSQL', () => {
     const swallowed = opened.transaction(
       async (tx) => {
         await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-SWALLO'), fingerprint: 'fp-swallow' }], tx);
-        // A key for an inquiry that does not exist: a foreign key violation, caught and ignored.
-        await opened.idempotency
-          .insertMany([{ key: 'k', requestHash: 'h', reference: 'INQ-NOSUCH', createdAt: new Date() }], tx)
-          .catch(() => {});
+        const key = { key: 'k', requestHash: 'h', reference: 'INQ-SWALLO', createdAt: new Date() };
+        await opened.idempotency.insertMany([key], tx);
+        // The same key again: a unique violation, caught and ignored.
+        await opened.idempotency.insertMany([key], tx).catch(() => {});
         return 'done';
       },
       { lock: ['a name'] },
