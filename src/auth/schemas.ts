@@ -1,8 +1,9 @@
 // The wire shapes of the agent-auth request bodies (design/agent-auth.md §1–2): the schemas that
 // validate them and that the OpenAPI document is built from.
+import { WRITTEN_TEXT } from '../validation/ajv.js';
 import { TOKEN_TYPE_ID_JAG } from './metadata.js';
 
-const NAME = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
+const NAME = { type: 'string', minLength: 1, maxLength: 200, pattern: WRITTEN_TEXT } as const;
 
 export const anonymousRegistrationSchema = {
   $id: 'AnonymousRegistration',

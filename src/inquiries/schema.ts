@@ -1,5 +1,6 @@
 // The Inquiry wire shape (interface document §2.1): the one schema that validates POST /api/contact,
 // the domain service and the MCP tool, and that the OpenAPI document is generated from.
+import { OPTIONAL_TEXT, WRITTEN_TEXT } from '../validation/ajv.js';
 import type { FromSchema } from './json-schema.js';
 
 export const INQUIRY_LIMITS = {
@@ -13,9 +14,6 @@ export const INQUIRY_LIMITS = {
 /** Interface document §8 leaves the body size open; an inquiry at its longest is ~11 KB. */
 export const CONTACT_BODY_LIMIT_BYTES = 64 * 1024;
 
-/** At least one character that is not whitespace: "   " counts as empty. */
-const NOT_BLANK = '\\S';
-
 export const inquirySchema = {
   $id: 'Inquiry',
   type: 'object',
@@ -26,14 +24,14 @@ export const inquirySchema = {
       type: 'string',
       minLength: 1,
       maxLength: INQUIRY_LIMITS.nameMaxLength,
-      pattern: NOT_BLANK,
+      pattern: WRITTEN_TEXT,
       description: 'First name of the person asking.',
     },
     lastName: {
       type: 'string',
       minLength: 1,
       maxLength: INQUIRY_LIMITS.nameMaxLength,
-      pattern: NOT_BLANK,
+      pattern: WRITTEN_TEXT,
       description: 'Last name of the person asking.',
     },
     email: {
@@ -45,13 +43,14 @@ export const inquirySchema = {
     company: {
       type: 'string',
       maxLength: INQUIRY_LIMITS.companyMaxLength,
+      pattern: OPTIONAL_TEXT,
       description: 'Company or product name (optional).',
     },
     message: {
       type: 'string',
       minLength: 1,
       maxLength: INQUIRY_LIMITS.messageMaxLength,
-      pattern: NOT_BLANK,
+      pattern: WRITTEN_TEXT,
       description: 'The project brief.',
     },
   },

@@ -9,13 +9,32 @@ export const ajv = new Ajv({
   removeAdditional: false, // unknown properties are errors, never silently dropped
   useDefaults: false,
   strict: true,
+  verbose: true, // errors carry the value, so that a refusal can say which rule the value broke
 });
 addFormats.default(ajv, ['email', 'uri']);
+
+/**
+ * Text that a person or an agent writes: at least one character that is not whitespace ("   "
+ * counts as empty), and no NUL character (U+0000), which nobody means and PostgreSQL cannot store
+ * in text (it would fail the write: a 500 for bad input). Leading whitespace, then a character that
+ * is neither, then anything but NUL: each character can match one way only, so a long value costs
+ * linear time (`^[^\0]*[^\s\0][^\0]*$` took 0.2 s on 10,000 characters and a NUL).
+ */
+export const WRITTEN_TEXT = '^\\s*[^\\s\\u0000][^\\u0000]*$';
+/** Text that may be blank, or empty, but has no NUL character. */
+export const OPTIONAL_TEXT = '^[^\\u0000]*$';
 
 export interface FieldError {
   /** RFC 6901 JSON Pointer into the request body ("" is the body itself). */
   readonly pointer: string;
   readonly detail: string;
+}
+
+function patternDetail(pattern: string, value: unknown): string {
+  if (pattern !== WRITTEN_TEXT && pattern !== OPTIONAL_TEXT) return `has the wrong format (expected ${pattern})`;
+  return typeof value === 'string' && value.includes('\u0000')
+    ? 'must not contain the NUL character (U+0000)'
+    : 'must contain more than whitespace';
 }
 
 const escapePointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -50,11 +69,7 @@ function describe(error: ErrorObject): FieldError {
     case 'maxLength':
       return { pointer: error.instancePath, detail: `must be at most ${String(params.limit)} characters long` };
     case 'pattern':
-      return {
-        pointer: error.instancePath,
-        detail:
-          params.pattern === '\\S' ? 'must contain more than whitespace' : `has the wrong format (expected ${String(params.pattern)})`,
-      };
+      return { pointer: error.instancePath, detail: patternDetail(String(params.pattern), error.data) };
     case 'format':
       return {
         pointer: error.instancePath,

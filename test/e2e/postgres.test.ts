@@ -47,6 +47,26 @@ describe('on PostgreSQL', () => {
     expect(statuses).toEqual(Array(60).fill('succeeded'));
   });
 
+  it('refuses text with a NUL character with a 400 naming the field, and stores any other text as sent', async () => {
+    for (const field of ['firstName', 'lastName', 'company', 'message']) {
+      const response = await post(validInquiry({ [field]: 'one\u0000two' }));
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { errors: unknown }).errors).toEqual([
+        { pointer: `/${field}`, detail: 'must not contain the NUL character (U+0000)' },
+      ]);
+    }
+    const registration = await fetch(`${testApp.baseUrl}/agent/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'anonymous', client_name: 'agent\u0000' }),
+    });
+    expect(registration.status).toBe(400);
+    const message = 'Quotes " and \\ backslashes, {braces}, commas, NULL, emoji 🎨 and \u00a0 spaces.';
+    const accepted = await post(validInquiry({ message }));
+    expect(accepted.status).toBe(200);
+    expect((await testApp.services.store.inquiries.findByReference(referenceOf(await accepted.text())))?.message).toBe(message);
+  });
+
   it('keeps Idempotency-Key and duplicate folding', async () => {
     const body = validInquiry({ message: 'idempotent on postgres' });
     const [a, b] = await Promise.all([post(body, { 'idempotency-key': 'pg-key' }), post(body, { 'idempotency-key': 'pg-key' })]);

@@ -32,6 +32,7 @@ function isValidInquiry(body: unknown): boolean {
   if (REQUIRED.some((key) => !(key in record))) return false;
   return Object.entries(record).every(([key, value]) => {
     if (typeof value !== 'string' || [...value].length > (MAX[key] ?? 0)) return false;
+    if (value.includes('\u0000')) return false; // PostgreSQL cannot store it; nobody means it
     if (key === 'email') return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) && !value.includes('..');
     if (key === 'company') return true;
     return value.trim().length > 0 || /\S/u.test(value);
@@ -41,7 +42,7 @@ function isValidInquiry(body: unknown): boolean {
 const fieldValue = fc.oneof(
   fc.string({ maxLength: 30 }),
   fc.string({ unit: 'grapheme', maxLength: 30 }),
-  fc.constantFrom('', ' ', '\n\t', 'ada@example.com', 'a@b', 'x'.repeat(201), '\u0000', '\r\nBcc: x@y.z'),
+  fc.constantFrom('', ' ', '\n\t', 'ada@example.com', 'a@b', 'x'.repeat(201), '\u0000', 'Ada\u0000', '\r\nBcc: x@y.z'),
   fc.emailAddress(),
   fc.integer(),
   fc.boolean(),

@@ -91,6 +91,17 @@ describe('POST /api/contact rejects bad input with problem details', () => {
     }
   });
 
+  it('refuses the NUL character in every text field, and says so', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const field of ['firstName', 'lastName', 'company', 'message']) {
+      for (const value of ['\u0000', 'Ada\u0000', ' \u0000 ']) {
+        const response = await post(validInquiry({ [field]: value }));
+        expect(response.statusCode).toBe(400);
+        expect(response.json().errors).toEqual([{ pointer: `/${field}`, detail: 'must not contain the NUL character (U+0000)' }]);
+      }
+    }
+  });
+
   it('enforces the documented maximum lengths', async () => {
     testApp = await startTestApp({ startWorker: false });
     const cases: [string, string][] = [
