@@ -2,6 +2,7 @@
 // UPDATE SKIP LOCKED on PostgreSQL), attempted, recorded, retried or finished, and re-queued.
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { type Dialect, inTransaction } from './database.js';
+import { insertDeliveries } from './postgres-batch.js';
 import { toInquiry } from './rows.js';
 import type { Database, DeliveryStatus } from './schema.js';
 import type { InquiryRecord, Tx } from './store.js';
@@ -215,12 +216,11 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
   const outbox: Outbox = {
     async enqueue(references, channels, now, tx) {
       if (channels.length === 0 || references.length === 0) return;
-      await q(tx)
-        .insertInto('deliveries')
-        .values(
-          references.flatMap((reference) => channels.map((channel) => pendingDelivery({ reference, message_id: null, channel }, now))),
-        )
-        .execute();
+      const rows = references.flatMap((reference) =>
+        channels.map((channel) => pendingDelivery({ reference, message_id: null, channel }, now)),
+      );
+      if (dialect === 'postgres') await insertDeliveries(q(tx), rows);
+      else await q(tx).insertInto('deliveries').values(rows).execute();
     },
     async claimDue(now, limit, leaseMs, owner) {
       const at = now.getTime();

@@ -5,6 +5,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { type AuthStore, createAuthStore } from './auth-store.js';
 import { type Dialect, inTransaction, type OpenDatabase, type TransactionOptions } from './database.js';
 import { createOutbox, type Outbox } from './outbox.js';
+import * as onPostgres from './postgres-batch.js';
 import { toInquiry } from './rows.js';
 import type { Database } from './schema.js';
 
@@ -97,29 +98,31 @@ export interface Store {
 
 export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   const q = (tx?: Tx): Kysely<Database> => (tx as unknown as Transaction<Database> | undefined) ?? db;
+  /** The statements an intake batch runs have texts of their own there (postgres-batch.ts). */
+  const postgres = dialect === 'postgres';
 
   const inquiries: InquiryStore = {
     async insertMany(items, tx) {
       if (items.length === 0) return new Set();
-      const rows = await q(tx)
+      const rows = items.map(({ inquiry, fingerprint }) => ({
+        reference: inquiry.reference,
+        first_name: inquiry.firstName,
+        last_name: inquiry.lastName,
+        email: inquiry.email,
+        company: inquiry.company,
+        message: inquiry.message,
+        client_id: inquiry.clientId,
+        fingerprint,
+        received_at: inquiry.receivedAt.getTime(),
+      }));
+      if (postgres) return new Set(await onPostgres.insertInquiries(q(tx), rows));
+      const inserted = await q(tx)
         .insertInto('inquiries')
-        .values(
-          items.map(({ inquiry, fingerprint }) => ({
-            reference: inquiry.reference,
-            first_name: inquiry.firstName,
-            last_name: inquiry.lastName,
-            email: inquiry.email,
-            company: inquiry.company,
-            message: inquiry.message,
-            client_id: inquiry.clientId,
-            fingerprint,
-            received_at: inquiry.receivedAt.getTime(),
-          })),
-        )
+        .values(rows)
         .onConflict((oc) => oc.column('reference').doNothing())
         .returning('reference')
         .execute();
-      return new Set(rows.map((row) => row.reference));
+      return new Set(inserted.map((row) => row.reference));
     },
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
@@ -127,6 +130,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     },
     async takenReferences(references, tx) {
       if (references.length === 0) return new Set();
+      if (postgres) return new Set(await onPostgres.takenReferences(q(tx), references));
       const rows = await q(tx).selectFrom('inquiries').select('reference').where('reference', 'in', references).execute();
       return new Set(rows.map((row) => row.reference));
     },
@@ -141,13 +145,15 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findRecentByFingerprints(fingerprints, since, tx) {
       const found = new Map<string, string>();
       if (fingerprints.length === 0) return found;
-      const rows = await q(tx)
-        .selectFrom('inquiries')
-        .select(['fingerprint', 'reference'])
-        .where('fingerprint', 'in', fingerprints)
-        .where('received_at', '>=', since.getTime())
-        .orderBy('received_at', 'desc')
-        .execute();
+      const rows = postgres
+        ? await onPostgres.recentByFingerprints(q(tx), fingerprints, since.getTime())
+        : await q(tx)
+            .selectFrom('inquiries')
+            .select(['fingerprint', 'reference'])
+            .where('fingerprint', 'in', fingerprints)
+            .where('received_at', '>=', since.getTime())
+            .orderBy('received_at', 'desc')
+            .execute();
       for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins
       return found;
     },
@@ -163,7 +169,9 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findMany(keys, tx) {
       const found = new Map<string, IdempotencyEntry>();
       if (keys.length === 0) return found;
-      const rows = await q(tx).selectFrom('idempotency_keys').selectAll().where('key', 'in', keys).execute();
+      const rows = postgres
+        ? await onPostgres.idempotencyKeys(q(tx), keys)
+        : await q(tx).selectFrom('idempotency_keys').selectAll().where('key', 'in', keys).execute();
       for (const row of rows) {
         found.set(row.key, {
           key: row.key,
@@ -176,17 +184,14 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     },
     async insertMany(entries, tx) {
       if (entries.length === 0) return;
-      await q(tx)
-        .insertInto('idempotency_keys')
-        .values(
-          entries.map((entry) => ({
-            key: entry.key,
-            request_hash: entry.requestHash,
-            reference: entry.reference,
-            created_at: entry.createdAt.getTime(),
-          })),
-        )
-        .execute();
+      const rows = entries.map((entry) => ({
+        key: entry.key,
+        request_hash: entry.requestHash,
+        reference: entry.reference,
+        created_at: entry.createdAt.getTime(),
+      }));
+      if (postgres) await onPostgres.insertIdempotencyKeys(q(tx), rows);
+      else await q(tx).insertInto('idempotency_keys').values(rows).execute();
     },
     async deleteOlderThan(cutoff) {
       const result = await db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff.getTime()).executeTakeFirst();

@@ -3,6 +3,7 @@
 import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
+import fc from 'fast-check';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -419,6 +420,47 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await at('2026-01-01T00:00:00Z')).toEqual(new Map([['same', 'INQ-CCCCCC']]));
       expect(await at('2026-01-01T00:00:01Z')).toEqual(new Map([['same', 'INQ-CCCCCD']]));
       expect(await at('2026-01-01T00:00:06Z')).toEqual(new Map());
+    });
+
+    it('keep any text as it was given, in a batch of any size, and find it again by reference, fingerprint and key', async () => {
+      await openTempStore();
+      // Quotes, backslashes, braces, commas and "NULL" are what an array literal has to escape.
+      const text = fc.oneof(
+        fc.string({ unit: 'grapheme', maxLength: 40 }).map((value) => value.replaceAll('\u0000', '')),
+        fc.constantFrom('"', '\\', '{}', '{"a","b"}', ',', 'NULL', 'null', ' ', "'; drop table inquiries; --"),
+      );
+      let serial = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ firstName: text, message: text, company: fc.option(text) }), { minLength: 1, maxLength: 12 }),
+          async (fields) => {
+            const batch = fields.map(({ firstName, message, company }) => {
+              const reference = `INQ-P${String(++serial).padStart(5, '0')}`;
+              return { inquiry: { ...inquiry(reference), firstName, message, company }, fingerprint: `fp ${message} ${serial}` };
+            });
+            const references = batch.map(({ inquiry }) => inquiry.reference);
+            expect(await store.inquiries.insertMany(batch)).toEqual(new Set(references));
+            for (const { inquiry: stored } of batch) expect(await store.inquiries.findByReference(stored.reference)).toEqual(stored);
+            expect(await store.inquiries.takenReferences([...references, 'INQ-ZZZZZZ'])).toEqual(new Set(references));
+            const found = await store.inquiries.findRecentByFingerprints(
+              batch.map(({ fingerprint }) => fingerprint),
+              new Date(0),
+            );
+            expect(found).toEqual(new Map(batch.map(({ inquiry, fingerprint }) => [fingerprint, inquiry.reference])));
+            const keys = batch.map(({ inquiry }) => ({
+              key: `${inquiry.reference} ${inquiry.message}`,
+              requestHash: inquiry.firstName,
+              reference: inquiry.reference,
+              createdAt: inquiry.receivedAt,
+            }));
+            await store.idempotency.insertMany(keys);
+            expect(await store.idempotency.findMany(keys.map(({ key }) => key))).toEqual(new Map(keys.map((key) => [key.key, key])));
+            await store.outbox.enqueue(references, ['email', 'webhook'], new Date());
+            expect((await store.outbox.forReferences(references)).length).toBe(2 * references.length);
+          },
+        ),
+        { numRuns: 25 },
+      );
     });
 
     it('count those received after a time, up to a limit (how fast all instances take them in)', async () => {

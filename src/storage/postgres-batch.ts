@@ -1,0 +1,71 @@
+// The statements of an intake batch on PostgreSQL, each with one text whatever the batch's size: a
+// list of values is one array parameter (`= any($1)`), and the rows to insert are one array per
+// column, unnested back into rows. Built by the query builder, such a statement has a node and a
+// parameter per value, and a text of its own for each size; written so, an instance spends about a
+// quarter less processor per inquiry (README, "Where the time goes"). SQLite, where a statement
+// costs no round trip and the texts are kept prepared, keeps the builder's IN lists and VALUES.
+import { type Kysely, sql } from 'kysely';
+import type { Database, DeliveriesTable, IdempotencyKeysTable, InquiriesTable } from './schema.js';
+
+type Db = Kysely<Database>;
+
+/** One column of `rows`, as an array parameter. */
+function column<Row, K extends keyof Row>(rows: readonly Row[], key: K): Row[K][] {
+  return rows.map((row) => row[key]);
+}
+
+/** Inserts the inquiries whose reference is free; returns the references inserted. */
+export async function insertInquiries(db: Db, rows: readonly InquiriesTable[]): Promise<string[]> {
+  const of = <K extends keyof InquiriesTable>(key: K) => column(rows, key);
+  const { rows: inserted } = await sql<Pick<InquiriesTable, 'reference'>>`insert into inquiries
+      (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at)
+    select * from unnest(${of('reference')}::text[], ${of('first_name')}::text[], ${of('last_name')}::text[],
+      ${of('email')}::text[], ${of('company')}::text[], ${of('message')}::text[], ${of('client_id')}::text[],
+      ${of('fingerprint')}::text[], ${of('received_at')}::bigint[])
+    on conflict (reference) do nothing
+    returning reference`.execute(db);
+  return inserted.map((row) => row.reference);
+}
+
+/** Inserts new deliveries of inquiries (the columns left out are null, or their default). */
+export async function insertDeliveries(
+  db: Db,
+  rows: readonly Pick<DeliveriesTable, 'id' | 'reference' | 'channel' | 'status' | 'run_at' | 'queued_at'>[],
+): Promise<void> {
+  const of = <K extends keyof (typeof rows)[number]>(key: K) => column(rows, key);
+  await sql`insert into deliveries (id, reference, channel, status, run_at, queued_at)
+    select * from unnest(${of('id')}::text[], ${of('reference')}::text[], ${of('channel')}::text[], ${of('status')}::text[],
+      ${of('run_at')}::bigint[], ${of('queued_at')}::bigint[])`.execute(db);
+}
+
+export async function insertIdempotencyKeys(db: Db, rows: readonly IdempotencyKeysTable[]): Promise<void> {
+  const of = <K extends keyof IdempotencyKeysTable>(key: K) => column(rows, key);
+  await sql`insert into idempotency_keys (key, request_hash, reference, created_at)
+    select * from unnest(${of('key')}::text[], ${of('request_hash')}::text[], ${of('reference')}::text[],
+      ${of('created_at')}::bigint[])`.execute(db);
+}
+
+/** Those of `references` that an inquiry has. */
+export async function takenReferences(db: Db, references: readonly string[]): Promise<string[]> {
+  const { rows } = await sql<Pick<InquiriesTable, 'reference'>>`select reference from inquiries
+    where reference = any(${references}::text[])`.execute(db);
+  return rows.map((row) => row.reference);
+}
+
+/** The inquiries received at or after `since` with one of `fingerprints`, latest first. */
+export async function recentByFingerprints(
+  db: Db,
+  fingerprints: readonly string[],
+  since: number,
+): Promise<Pick<InquiriesTable, 'fingerprint' | 'reference'>[]> {
+  const { rows } = await sql<Pick<InquiriesTable, 'fingerprint' | 'reference'>>`select fingerprint, reference from inquiries
+    where fingerprint = any(${fingerprints}::text[]) and received_at >= ${since}
+    order by received_at desc`.execute(db);
+  return rows;
+}
+
+export async function idempotencyKeys(db: Db, keys: readonly string[]): Promise<IdempotencyKeysTable[]> {
+  const { rows } = await sql<IdempotencyKeysTable>`select key, request_hash, reference, created_at from idempotency_keys
+    where key = any(${keys}::text[])`.execute(db);
+  return rows;
+}
