@@ -116,6 +116,11 @@ export function createIdJagVerifier(options: IdJagVerifierOptions): { verify(ass
       for (const claim of ['client_id', 'email', 'scope'] as const) {
         if (payload[claim] !== undefined && typeof payload[claim] !== 'string') throw invalid(`the assertion's ${claim} must be a string`);
       }
+      // Stored as text, which PostgreSQL cannot hold a NUL in: refused here, not by a failed write.
+      for (const claim of ['sub', 'jti', 'client_id', 'email', 'scope'] as const) {
+        if ((payload[claim] as string | undefined)?.includes('\u0000'))
+          throw invalid(`the assertion's ${claim} must not contain the NUL character`);
+      }
       const expiresAt = new Date((payload.exp as number) * 1000);
 
       // RFC 7523 §3 item 7: a jti is accepted once. Checked only now, so an invalid token never burns

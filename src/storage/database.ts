@@ -273,28 +273,30 @@ async function lockedPostgresTransaction<T>(
       throw error;
     }
     await began;
+    ended.end(); // from the moment `commit` goes out, a query on the handle would land outside it
     const committed = await client.query('commit');
     if (committed.command !== 'COMMIT') throw new RolledBackError();
   } catch (error) {
+    ended.end();
     // Queued behind whatever is still in flight, so once it is answered nothing is. A connection
     // that cannot roll back (gone, or timed out and being closed) is not given back for reuse.
     let unfit: Error | undefined;
     await client.query('rollback').catch((rollbackError: Error) => {
       unfit = rollbackError;
     });
-    ended.end();
     client.release(unfit);
     throw error;
   }
-  ended.end();
   client.release();
   return result;
 }
 
 /**
- * Refuses the queries of a transaction's handle once the transaction has ended: its connection is
- * back in the pool, perhaps in another transaction by then, where a query left behind (one that was
- * not awaited) must not land.
+ * Refuses the queries of a transaction's handle once the transaction is ending: from its `commit`
+ * or `rollback` on, a query left behind (one that was not awaited) would run outside it, on a
+ * connection soon back in the pool, perhaps in another transaction by then. It guards what Kysely
+ * compiles (the builder, `sql` templates); a query compiled beforehand and run with
+ * `executeQuery` passes no plugin, and nothing here does that.
  */
 class EndedGuard implements KyselyPlugin {
   #ended = false;

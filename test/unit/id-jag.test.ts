@@ -118,6 +118,14 @@ describe('claims', () => {
     expect(error.message).toBe(`the assertion's aud must be ${AUDIENCE}`);
   });
 
+  it('rejects a claim with the NUL character, which no database field may hold', async () => {
+    for (const claim of ['sub', 'jti', 'client_id', 'email', 'scope']) {
+      const token = await issuer.sign(AUDIENCE, { [claim]: 'one\u0000two' });
+      const error = await rejection(verifier().verify(token), 'invalid_assertion', token);
+      expect(error.message).toBe(`the assertion's ${claim} must not contain the NUL character`);
+    }
+  });
+
   it('rejects an expired assertion', async () => {
     const token = await issuer.sign(AUDIENCE, { iat: seconds() - 600, exp: seconds() - 60 });
     const error = await rejection(verifier().verify(token), 'invalid_assertion', token);

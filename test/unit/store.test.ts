@@ -794,14 +794,17 @@ describe('a transaction holding locks on PostgreSQL', () => {
     expect(await opened.outbox.forReference('INQ-LATER1')).toHaveLength(1);
     expect((await opened.idempotency.findMany(['k-later'])).get('k-later')?.reference).toBe('INQ-LATER1');
 
+    let written = false;
     const orphan = opened.transaction(
       async (tx) => {
         await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-ORPHAN'), fingerprint: 'fp-orphan' }], tx);
         await opened.outbox.enqueue(['INQ-NOSUCH'], ['email'], new Date(), tx);
+        written = true; // the statement itself passed
       },
       { lock: ['a name'] },
     );
     await expect(orphan).rejects.toMatchObject({ code: '23503' }); // foreign_key_violation, at commit
+    expect(written).toBe(true);
     expect(await opened.inquiries.findByReference('INQ-ORPHAN')).toBeUndefined();
     expect(await opened.outbox.forReference('INQ-NOSUCH')).toEqual([]);
   });
@@ -819,6 +822,28 @@ describe('a transaction holding locks on PostgreSQL', () => {
     const late = opened.inquiries.insertMany([{ inquiry: inquiry('INQ-LEAK01'), fingerprint: 'fp-leak' }], leaked);
     await expect(late).rejects.toThrow('a transaction that has ended');
     expect(await opened.inquiries.findByReference('INQ-LEAK01')).toBeUndefined();
+
+    // …and one made while its commit is on its way, before the answer.
+    let meanwhile: Promise<string> | undefined;
+    const query = pg.Client.prototype.query;
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      const sent = (query as (...a: unknown[]) => unknown).apply(this, args);
+      if (args[0] === 'commit' && meanwhile === undefined)
+        meanwhile = opened.inquiries.insertMany([{ inquiry: inquiry('INQ-LEAK02'), fingerprint: 'fp-leak-2' }], leaked).then(
+          () => 'stored',
+          (error: Error) => error.message,
+        );
+      return sent as never;
+    });
+    await opened.transaction(
+      async (tx) => {
+        leaked = tx;
+        await opened.inquiries.findByReference('INQ-LEAK02', tx);
+      },
+      { lock: ['a name'] },
+    );
+    expect(await meanwhile).toMatch('a transaction that has ended');
+    expect(await opened.inquiries.findByReference('INQ-LEAK02')).toBeUndefined();
   });
 
   it('reports its lock timeout, not the failures of the queries sent behind its begin', async () => {
