@@ -432,14 +432,21 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       let serial = 0;
       await fc.assert(
         fc.asyncProperty(
-          fc.array(fc.record({ firstName: text, message: text, company: fc.option(text) }), { minLength: 1, maxLength: 12 }),
+          fc.array(fc.record({ firstName: text, message: text, company: fc.option(text), clientId: fc.option(text) }), {
+            minLength: 1,
+            maxLength: 12,
+          }),
           async (fields) => {
-            const batch = fields.map(({ firstName, message, company }) => {
+            const batch = fields.map(({ firstName, message, company, clientId }) => {
               const reference = `INQ-P${String(++serial).padStart(5, '0')}`;
-              return { inquiry: { ...inquiry(reference), firstName, message, company }, fingerprint: `fp ${message} ${serial}` };
+              return { inquiry: { ...inquiry(reference), firstName, message, company, clientId }, fingerprint: `fp ${message} ${serial}` };
             });
             const references = batch.map(({ inquiry }) => inquiry.reference);
             expect(await store.inquiries.insertMany(batch)).toEqual(new Set(references));
+            // Again, beside a new one: only the new one is inserted, and the first ones stay as they were.
+            const another = { inquiry: inquiry(`INQ-P${String(++serial).padStart(5, '0')}`), fingerprint: `fp another ${serial}` };
+            const again = batch.map(({ inquiry, fingerprint }) => ({ inquiry: { ...inquiry, message: 'overwritten?' }, fingerprint }));
+            expect(await store.inquiries.insertMany([...again, another])).toEqual(new Set([another.inquiry.reference]));
             for (const { inquiry: stored } of batch) expect(await store.inquiries.findByReference(stored.reference)).toEqual(stored);
             expect(await store.inquiries.takenReferences([...references, 'INQ-ZZZZZZ'])).toEqual(new Set(references));
             const found = await store.inquiries.findRecentByFingerprints(
