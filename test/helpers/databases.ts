@@ -4,7 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { afterEach, vi } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { createStore, type Store } from '../../src/storage/store.js';
 import { tempDir } from './app.js';
 
 /** The server's maintenance database; the test databases are created beside it. */
@@ -38,6 +41,29 @@ export async function freshSqlite(): Promise<FreshDatabase> {
   const dir = tempDir();
   const path = join(dir, 'studio.db');
   return { config: { kind: 'sqlite', path }, url: `sqlite:${path}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * For the tests of a describe block: `open()` gives a store on a fresh database (made by `fresh`),
+ * which is closed and dropped after the test, once its spies are restored.
+ */
+export function storePerTest(fresh: () => Promise<FreshDatabase>) {
+  let store: Store | undefined;
+  let database: FreshDatabase | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await store?.close().catch(() => {});
+    await database?.drop();
+    store = undefined;
+    database = undefined;
+  });
+  return {
+    async open(): Promise<{ store: Store; database: FreshDatabase }> {
+      database = await fresh();
+      store = createStore(await openDatabase(database.config));
+      return { store, database };
+    },
+  };
 }
 
 export const BACKENDS = [

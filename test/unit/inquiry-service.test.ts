@@ -1,25 +1,14 @@
 // The inquiry service's write on each backend, where a random reference turns out to be taken:
 // known taken when it is checked, or taken between the check and the insert (by another instance).
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createInquiryService } from '../../src/inquiries/service.js';
-import { openDatabase } from '../../src/storage/database.js';
-import { createStore, type Store } from '../../src/storage/store.js';
+import type { Store } from '../../src/storage/store.js';
 import { validInquiry } from '../helpers/app.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, storePerTest } from '../helpers/databases.js';
 
 describe.each(BACKENDS)('on $name, an inquiry whose random reference is taken', ({ fresh }) => {
-  let store: Store | undefined;
-  let database: FreshDatabase | undefined;
-  afterEach(async () => {
-    await store?.close().catch(() => {});
-    await database?.drop();
-  });
-
-  async function open(): Promise<Store> {
-    database = await fresh();
-    store = createStore(await openDatabase(database.config));
-    return store;
-  }
+  const stores = storePerTest(fresh);
+  const open = async (): Promise<Store> => (await stores.open()).store;
 
   /** Draws the given references in order, then fails the test. */
   function draws(...references: string[]): () => string {

@@ -17,7 +17,7 @@ import {
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type Store, type Tx } from '../../src/storage/store.js';
-import { BACKENDS, type FreshDatabase, freshPostgres } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, freshPostgres, storePerTest } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
   reference,
@@ -652,18 +652,12 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
   });
 });
 
-describe('a transaction waiting for a lock on PostgreSQL', () => {
-  let store: Store | undefined;
-  let database: FreshDatabase | undefined;
-  afterEach(async () => {
-    await store?.close().catch(() => {});
-    await database?.drop();
-  });
+describe('a locked transaction on PostgreSQL', () => {
+  const stores = storePerTest(freshPostgres);
+  const open = async (): Promise<Store> => (await stores.open()).store;
 
   it('gives up after its lock timeout, and leaves no session in a transaction or holding a lock', async () => {
-    database = await freshPostgres();
-    const opened = createStore(await openDatabase(database.config));
-    store = opened;
+    const { store: opened, database } = await stores.open();
     const holder = await holdLock(opened, 'a name');
     const started = performance.now();
     const waiting = opened.transaction(async () => 'never', { lock: ['a name'], lockTimeoutMs: 300 });
@@ -683,22 +677,6 @@ describe('a transaction waiting for a lock on PostgreSQL', () => {
       await admin.end();
     }
   });
-});
-
-describe('a transaction holding locks on PostgreSQL', () => {
-  let store: Store | undefined;
-  let database: FreshDatabase | undefined;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await store?.close().catch(() => {});
-    await database?.drop();
-  });
-
-  async function open(): Promise<Store> {
-    database = await freshPostgres();
-    store = createStore(await openDatabase(database.config));
-    return store;
-  }
 
   it('sends its first queries behind its begin, and queries made together, without waiting for an answer', async () => {
     const opened = await open();
