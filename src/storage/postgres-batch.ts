@@ -52,7 +52,7 @@ export async function takenReferences(db: Db, references: readonly string[]): Pr
   return rows.map((row) => row.reference);
 }
 
-/** The inquiries received at or after `since` with one of `fingerprints`, latest first. */
+/** The inquiries received at or after `since` with one of `fingerprints`, latest first (and of equal times, the last reference). */
 export async function recentByFingerprints(
   db: Db,
   fingerprints: readonly string[],
@@ -60,7 +60,7 @@ export async function recentByFingerprints(
 ): Promise<Pick<InquiriesTable, 'fingerprint' | 'reference'>[]> {
   const { rows } = await sql<Pick<InquiriesTable, 'fingerprint' | 'reference'>>`select fingerprint, reference from inquiries
     where fingerprint = any(${fingerprints}::text[]) and received_at >= ${since}
-    order by received_at desc`.execute(db);
+    order by received_at desc, reference desc`.execute(db);
   return rows;
 }
 

@@ -49,7 +49,10 @@ export interface InquiryStore {
   findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
   /** Those of `references` that an inquiry has already. */
   takenReferences(references: readonly string[], tx?: Tx): Promise<Set<string>>;
-  /** For each fingerprint, the earliest inquiry received at or after `since` that has it. */
+  /**
+   * For each fingerprint, the earliest inquiry received at or after `since` that has it (of several
+   * received in the same millisecond, the one whose reference sorts first), on either database.
+   */
   findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
   list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
   /** How many inquiries were received after `since` (by any instance), counting no further than `limit`. */
@@ -153,8 +156,9 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
             .where('fingerprint', 'in', fingerprints)
             .where('received_at', '>=', since.getTime())
             .orderBy('received_at', 'desc')
+            .orderBy('reference', 'desc')
             .execute();
-      for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins
+      for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins, of equal times the first reference
       return found;
     },
     async list({ limit, offset = 0, since }) {

@@ -422,6 +422,18 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await at('2026-01-01T00:00:06Z')).toEqual(new Map());
     });
 
+    it('find, of those received in the same millisecond, the one whose reference sorts first, whatever the order written', async () => {
+      await openTempStore();
+      const same = new Date('2026-01-01T00:00:00Z');
+      await store.inquiries.insertMany([
+        { inquiry: inquiry('INQ-TTTTTB', same), fingerprint: 'tie' },
+        { inquiry: inquiry('INQ-TTTTTA', same), fingerprint: 'tie' },
+        { inquiry: inquiry('INQ-TTTTTC', same), fingerprint: 'tie' },
+      ]);
+      await store.inquiries.insertMany([{ inquiry: inquiry('INQ-TTTTT0', new Date(same.getTime() + 1)), fingerprint: 'tie' }]);
+      expect(await store.inquiries.findRecentByFingerprints(['tie'], same)).toEqual(new Map([['tie', 'INQ-TTTTTA']]));
+    });
+
     it('keep any text as it was given, in a batch of any size, and find it again by reference, fingerprint and key', async () => {
       await openTempStore();
       // Quotes, backslashes, braces, commas and "NULL" are what an array literal has to escape.
