@@ -22,6 +22,8 @@ export const hashClaimToken = (token: string): string => createHash('sha256').up
 const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
   (await scryptAsync(otp, tokenHash, OTP_HASH_BYTES)).toString('hex');
 
+const previouslyClaimed = () => new AgentAuthError('previously_claimed', 'this registration has already been claimed', 409);
+
 export interface ClaimDeps {
   readonly store: Pick<Store, 'auth' | 'outbox' | 'transaction' | 'afterCommit'>;
   readonly studioName: string;
@@ -72,14 +74,20 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
       throw new AgentAuthError('invalid_request', 'this registration can only be claimed by the email address it was registered with');
     }
     const otp = await newOtp(claim.tokenHash);
-    await store.transaction(async (tx) => {
-      await store.auth.updateClaim(
+    const started = await store.transaction(async (tx) => {
+      // Only a claim still open or waiting for a code takes a new one: while the code was hashed,
+      // another request may have completed the claim, and a claimed registration stays claimed
+      // (the same statement checks it, so this holds across instances).
+      const updated = await store.auth.updateClaim(
         claim.tokenHash,
         { status: 'initiated', email, otpHash: otp.hash, otpExpiresAt: new Date(now().getTime() + OTP_TTL_MS) },
+        { status: ['open', 'initiated'] },
         tx,
       );
-      await sendCode(email, otp.code, tx);
+      if (updated) await sendCode(email, otp.code, tx);
+      return updated;
     });
+    if (!started) throw await refusalOf(claim.tokenHash);
     return { status: 'initiated' };
   }
 
@@ -95,25 +103,50 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
     // Every attempt is counted before the code is compared, atomically, so parallel guesses share
     // the same five tries.
     const attempts = await store.auth.countCodeAttempt(claim.tokenHash, OTP_MAX_FAILED_ATTEMPTS);
-    if (attempts === null) throw new AgentAuthError('claim_expired', 'this claim has ended after too many wrong codes', 410);
+    if (attempts === null) {
+      // No attempt to count: the claim has ended, or a parallel request with the code has just claimed it.
+      const current = await store.auth.findClaim(claim.tokenHash);
+      if (current?.status === 'claimed') throw previouslyClaimed();
+      throw new AgentAuthError('claim_expired', 'this claim has ended after too many wrong codes', 410);
+    }
+    const { email, otpHash } = claim;
     const given = Buffer.from(await hashOtp(otp, claim.tokenHash), 'hex');
-    if (!timingSafeEqual(given, Buffer.from(claim.otpHash, 'hex'))) {
+    if (!timingSafeEqual(given, Buffer.from(otpHash, 'hex'))) {
       const ended = attempts >= OTP_MAX_FAILED_ATTEMPTS;
-      if (ended) await store.auth.updateClaim(claim.tokenHash, { status: 'ended', otpHash: null });
+      // Ends a claim still waiting for a code, never one that a parallel right code has claimed.
+      if (ended) await store.auth.updateClaim(claim.tokenHash, { status: 'ended', otpHash: null }, { status: ['initiated'] });
       throw new AgentAuthError('otp_invalid', ended ? 'wrong code; that was the last try and the claim has ended' : 'wrong code', 401);
     }
-    const email = claim.email;
-    await store.transaction(async (tx) => {
-      await store.auth.updateClaim(claim.tokenHash, { status: 'claimed', otpHash: null }, tx);
-      await store.auth.activateClient(claim.clientId, email, tx);
+    const claimed = await store.transaction(async (tx) => {
+      // Codes are single-use (design §2): of parallel requests with the right code, the one whose
+      // write still finds the claim waiting for this very code claims it; the others change nothing.
+      const won = await store.auth.updateClaim(
+        claim.tokenHash,
+        { status: 'claimed', otpHash: null },
+        { status: ['initiated'], otpHash },
+        tx,
+      );
+      if (won) await store.auth.activateClient(claim.clientId, email, tx);
+      return won;
     });
+    if (!claimed) throw await refusalOf(claim.tokenHash);
     return { clientId: claim.clientId, email };
+  }
+
+  /** Why a claim that another request moved on meanwhile refuses this one: what it has become. */
+  async function refusalOf(tokenHash: string): Promise<AgentAuthError> {
+    const claim = await store.auth.findClaim(tokenHash);
+    if (claim?.status === 'claimed') return previouslyClaimed();
+    if (claim?.status === 'initiated') {
+      return new AgentAuthError('otp_invalid', 'a newer code has been sent for this claim: use the one in the latest mail', 401);
+    }
+    return new AgentAuthError('claim_expired', 'this claim has expired or ended', 410);
   }
 
   async function usableClaim(token: string): Promise<Claim> {
     const claim = await store.auth.findClaim(hashClaimToken(token));
     if (!claim) throw new AgentAuthError('invalid_claim_token', 'unknown claim_token', 401);
-    if (claim.status === 'claimed') throw new AgentAuthError('previously_claimed', 'this registration has already been claimed', 409);
+    if (claim.status === 'claimed') throw previouslyClaimed();
     if (claim.status === 'ended' || claim.expiresAt.getTime() <= now().getTime()) {
       throw new AgentAuthError('claim_expired', 'this claim has expired or ended', 410);
     }

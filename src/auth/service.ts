@@ -34,6 +34,11 @@ const validateIdJag = ajv.compile<{ assertion: string; client_name?: string }>(i
 const validateVerifiedEmail = ajv.compile<{ email: string; client_name: string }>(verifiedEmailRegistrationSchema);
 const validateClaim = ajv.compile<{ claim_token: string; email?: string; otp?: string }>(claimSchema);
 
+/** Find-or-insert rounds for an ID-JAG's client: one, and one more where the winner of a race was revoked. */
+const ID_JAG_CLIENT_ROUNDS = 2;
+
+type ClientFields = Pick<AgentClient, 'clientName' | 'clientUri' | 'registrationType'> & Partial<AgentClient>;
+
 export interface AuthenticatedClient {
   readonly clientId: string;
   readonly scope: string;
@@ -162,20 +167,34 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
 
   /** The same person at the same issuer keeps one client on file, however often they register. */
   async function clientForIdJag(verified: VerifiedIdJag, clientName?: string): Promise<AgentClient> {
-    const existing = await store.findClientBySubject(verified.issuer, verified.subject);
-    if (existing) return existing;
-    return createClient({
-      clientName: clientName ?? verified.clientId ?? verified.subject,
-      clientUri: null,
-      registrationType: 'id-jag',
-      email: verified.email,
-      subject: verified.subject,
-      issuer: verified.issuer,
-    });
+    // Registrations of one person may race (parallel requests, several instances): each finds none,
+    // and the unique index on active clients' (issuer, subject) lets one insert win (migration 006).
+    // The others take the winner's client. A second round covers a winner revoked in between.
+    for (let round = 0; round < ID_JAG_CLIENT_ROUNDS; round++) {
+      const existing = await store.findClientBySubject(verified.issuer, verified.subject);
+      if (existing) return existing;
+      const client = newClient({
+        clientName: clientName ?? verified.clientId ?? verified.subject,
+        clientUri: null,
+        registrationType: 'id-jag',
+        email: verified.email,
+        subject: verified.subject,
+        issuer: verified.issuer,
+      });
+      if (await store.createClient(client)) return client;
+    }
+    throw new Error(`no client could be kept for an ID-JAG subject after ${ID_JAG_CLIENT_ROUNDS} rounds`);
   }
 
-  async function createClient(fields: Pick<AgentClient, 'clientName' | 'clientUri' | 'registrationType'> & Partial<AgentClient>, tx?: Tx) {
-    const client: AgentClient = {
+  async function createClient(fields: ClientFields, tx?: Tx): Promise<AgentClient> {
+    const client = newClient(fields);
+    // Only an ID-JAG client has an issuer and subject, the sole reason an insert is refused.
+    if (!(await store.createClient(client, tx))) throw new Error('a client without an ID-JAG subject was refused');
+    return client;
+  }
+
+  function newClient(fields: ClientFields): AgentClient {
+    return {
       clientId: `agt_${randomBytes(12).toString('base64url')}`,
       status: 'active',
       email: null,
@@ -184,8 +203,6 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
       createdAt: now(),
       ...fields,
     };
-    await store.createClient(client, tx);
-    return client;
   }
 
   /** POST /oauth/token: RFC 7523 jwt-bearer and RFC 8693 token-exchange. */

@@ -1,7 +1,7 @@
 // Storage ports of agent auth: signing keys, registered agent clients, revoked token ids and
 // redeemed foreign assertions. Everything that must hold across restarts and instances lives here,
 // held by rows and constraints, never by process memory.
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { AgentClaimsTable, AgentClientsTable, ClaimStatus, ClientStatus, Database, RegistrationType } from './schema.js';
 import type { Tx } from './store.js';
 
@@ -17,6 +17,17 @@ export interface Claim {
   readonly failedAttempts: number;
   readonly expiresAt: Date;
   readonly createdAt: Date;
+}
+
+/**
+ * The state a claim must still be in for a change to be written: the state the change was decided
+ * on. A claim that another request has moved on meanwhile (claimed it, ended it, sent a new code) is
+ * left as it is, across instances too, since the database checks it in the same statement.
+ */
+export interface ClaimExpectation {
+  readonly status: readonly ClaimStatus[];
+  /** The code the decision was made with: a claim whose code has been replaced since is left alone. */
+  readonly otpHash?: string;
 }
 
 const toClaim = (row: Omit<AgentClaimsTable, 'failed_attempts'> & { failed_attempts: number }): Claim => ({
@@ -54,7 +65,11 @@ export interface AuthStore {
   /** Unretired signing keys, newest first. */
   signingKeys(tx?: Tx): Promise<SigningKeyRecord[]>;
   addSigningKey(key: SigningKeyRecord, tx?: Tx): Promise<void>;
-  createClient(client: AgentClient, tx?: Tx): Promise<void>;
+  /**
+   * Inserts the client; false, and nothing written, where an active client already has its issuer
+   * and subject (one client per person at an ID-JAG issuer, held by a unique index: migration 006).
+   */
+  createClient(client: AgentClient, tx?: Tx): Promise<boolean>;
   /** Makes a pending or anonymous client an active one owned by `email` (a completed claim). */
   activateClient(clientId: string, email: string, tx?: Tx): Promise<void>;
   createClaim(claim: Claim, tx?: Tx): Promise<void>;
@@ -64,11 +79,13 @@ export interface AuthStore {
    * null when none are left (concurrent guesses cannot share one count).
    */
   countCodeAttempt(tokenHash: string, maxAttempts: number): Promise<number | null>;
+  /** Changes the claim if it is still as `expected`; false, and nothing written, where it is not. */
   updateClaim(
     tokenHash: string,
     changes: Partial<Pick<Claim, 'status' | 'email' | 'otpHash' | 'otpExpiresAt' | 'failedAttempts'>>,
+    expected: ClaimExpectation,
     tx?: Tx,
-  ): Promise<void>;
+  ): Promise<boolean>;
   findClient(clientId: string): Promise<AgentClient | undefined>;
   /** The client registered for a subject of another issuer (ID-JAG), if any. */
   findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;
@@ -125,7 +142,7 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         .execute();
     },
     async createClient(client, tx) {
-      await q(tx)
+      const inserted = await q(tx)
         .insertInto('agent_clients')
         .values({
           client_id: client.clientId,
@@ -139,7 +156,12 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
           created_at: client.createdAt.getTime(),
           revoked_at: null,
         })
+        // The conflict target is the partial index, named by its columns and predicate; the predicate
+        // is a literal, not a parameter: PostgreSQL matches it to the index's before any value is bound.
+        .onConflict((oc) => oc.columns(['issuer', 'subject']).where(sql<boolean>`status = 'active'`).doNothing())
+        .returning('client_id')
         .execute();
+      return inserted.length === 1;
     },
     async activateClient(clientId, email, tx) {
       await q(tx)
@@ -180,8 +202,8 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         .executeTakeFirst();
       return row === undefined ? null : Number(row.failed_attempts);
     },
-    async updateClaim(tokenHash, changes, tx) {
-      await q(tx)
+    async updateClaim(tokenHash, changes, expected, tx) {
+      let update = q(tx)
         .updateTable('agent_claims')
         .set({
           ...(changes.status !== undefined && { status: changes.status }),
@@ -191,7 +213,10 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
           ...(changes.failedAttempts !== undefined && { failed_attempts: changes.failedAttempts }),
         })
         .where('token_hash', '=', tokenHash)
-        .execute();
+        .where('status', 'in', expected.status);
+      if (expected.otpHash !== undefined) update = update.where('otp_hash', '=', expected.otpHash);
+      const changed = await update.returning('token_hash').execute();
+      return changed.length === 1;
     },
     async findClient(clientId) {
       const row = await db.selectFrom('agent_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();

@@ -166,6 +166,33 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '006_one_active_client_per_subject': {
+    // The same person at the same ID-JAG issuer (iss, sub) keeps one client on file. Registrations
+    // racing on several instances each found none and each inserted one: a unique index over active
+    // clients lets one insert win, on both databases (NULLs are distinct, so clients of the other
+    // registration types never collide). Duplicates an older release wrote are settled first, or the
+    // index could not be built: the earliest stays, which is the client every later ID-JAG of that
+    // person has been given all along (findClientBySubject); the later ones are revoked, and their
+    // tokens attribute no more inquiries (README, "Upgrades").
+    async up(db) {
+      await sql`
+        update agent_clients set status = 'revoked', revoked_at = ${Date.now()}
+        where status = 'active' and issuer is not null and subject is not null and exists (
+          select 1 from agent_clients as earlier
+          where earlier.issuer = agent_clients.issuer and earlier.subject = agent_clients.subject
+            and earlier.status = 'active'
+            and (earlier.created_at < agent_clients.created_at
+              or (earlier.created_at = agent_clients.created_at and earlier.client_id < agent_clients.client_id)))
+      `.execute(db);
+      await db.schema
+        .createIndex('agent_clients_active_subject')
+        .unique()
+        .on('agent_clients')
+        .columns(['issuer', 'subject'])
+        .where(sql.ref('status'), '=', 'active')
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
