@@ -3,14 +3,15 @@
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { SigningKeys } from './auth/keys.js';
 import type { AgentAuth } from './auth/service.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
-import { registerProblemHandlers } from './http/problems.js';
+import { registerJsonParser } from './http/json-body.js';
+import { problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
 import { contactRoute } from './http/routes/contact.js';
@@ -55,23 +56,46 @@ export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  const headers = securityHeaders(config.publicUrl.startsWith('https:'));
+  // README "Every response": the security headers and the request id, on errors too.
+  const setResponseHeaders = (request: FastifyRequest, reply: FastifyReply) => reply.headers(headers).header('x-request-id', request.id);
+  let closing = false;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false, // ids are ours: a client cannot forge another request's log lines
     genReqId: () => randomUUID(),
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is a fixed application/json body without our headers: the
+    // onRequest hook below answers those requests instead (Fastify still adds Connection: close).
+    return503OnClosing: false,
+    // Errors Fastify meets before routing (a path it cannot decode, such as /api/%zz) skip every
+    // hook and the error handler: answered here in the same format, with the same headers.
+    frameworkErrors: (error, request, reply) => {
+      setResponseHeaders(request, reply);
+      sendError(error, request, reply, BODY_LIMIT_BYTES);
+    },
     // Load balancers ask for health every few seconds: keep those out of the request log.
     logController: new LogController({ disableRequestLogging: (request: { url?: string }) => request.url === HEALTH_PATH }),
   });
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
   // Only JSON bodies are accepted (415 otherwise); Fastify would also parse text/plain.
   app.removeContentTypeParser('text/plain');
+  registerJsonParser(app);
   registerProblemHandlers(app, BODY_LIMIT_BYTES);
-  const headers = securityHeaders(config.publicUrl.startsWith('https:'));
+  // Root preClose hooks run right after Fastify stops routing new work, before the server closes.
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(headers).header('x-request-id', request.id);
+    setResponseHeaders(request, reply);
+    // Requests that still arrive on open connections while closing (pipelined or keep-alive): the
+    // load balancer should send them elsewhere, so none of the work starts.
+    if (closing) {
+      sendProblemFor(request, reply, problem(503, 'shutting_down', 'The service is shutting down. Send the request again in a moment.'));
+      return;
+    }
     done();
   });
 

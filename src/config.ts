@@ -65,8 +65,8 @@ export function loadConfig(env: Env = process.env): Config {
   };
 
   const port = parsePort(read('PORT') ?? '3000');
-  const host = read('HOST') ?? '0.0.0.0';
-  const publicUrl = parseHttpUrl('PUBLIC_URL', read('PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const host = parseHost(read('HOST') ?? '0.0.0.0');
+  const publicUrl = parsePublicUrl(read('PUBLIC_URL') ?? `http://localhost:${port}`);
   const smtpUrl = read('SMTP_URL');
   const inquiryTo = read('INQUIRY_TO');
   const webhookUrl = read('WEBHOOK_URL');
@@ -129,6 +129,42 @@ function parseUrl(variable: string, value: string, protocols: readonly string[])
 
 function parseHttpUrl(variable: string, value: string): string {
   return parseUrl(variable, value, ['http:', 'https:']).href;
+}
+
+/**
+ * A listen address: an IP address, or a host name by RFC 1123 §2.1 (labels of letters, digits and
+ * hyphens, 1-63 characters, neither starting nor ending with a hyphen; 253 characters in all). A
+ * name whose last label is all digits is refused (RFC 3696 §2): "999.1.1.1" is a mistyped address,
+ * not a name. Whether the name resolves is for listen() to find out.
+ */
+function parseHost(value: string): string {
+  const name = value.replace(/\.$/, '');
+  const labels = name.split('.');
+  const isHostName =
+    name.length <= 253 &&
+    labels.every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label)) &&
+    !/^\d+$/.test(labels.at(-1) ?? '');
+  if (isIP(value) === 0 && !isHostName) {
+    throw new ConfigError('HOST', `"${value}" is not an IP address or a host name (such as 0.0.0.0, :: or localhost)`);
+  }
+  return value;
+}
+
+/**
+ * The {base_url} every link is built on, so it must take a path appended: no query or fragment (a
+ * link would land inside them) and no user name or password (every discovery document would show
+ * them). Without a trailing slash.
+ */
+function parsePublicUrl(value: string): string {
+  const url = parseUrl('PUBLIC_URL', value, ['http:', 'https:']);
+  // The serialised URL keeps "?" and "#" even when what follows them is empty.
+  if (/[?#]/.test(url.href)) {
+    throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment (expected scheme://host[:port][/path])');
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError('PUBLIC_URL', 'must not contain a user name or password');
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 export function parseDatabaseUrl(value: string): DatabaseConfig {

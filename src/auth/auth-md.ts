@@ -99,7 +99,7 @@ ${FENCE}
 |---|---|---|
 | 400 | \`invalid_request\`, \`invalid_json\`, \`invalid_idempotency_key\` | bad fields (see \`errors\`), bad JSON, malformed key |
 | 413 | \`payload_too_large\` | body above ${CONTACT_BODY_LIMIT_KIB} KiB |
-| 415 | \`unsupported_media_type\` | the body is not \`application/json\` |
+| 415 | \`unsupported_media_type\` | the body is not \`application/json\` in UTF-8 |
 | 422 | \`idempotency_key_reused\` | the key was used with another body |
 | 429 | \`rate_limited\` | too many inquiries; wait \`Retry-After\` seconds |
 | 500 | \`inquiry_not_stored\`, \`internal_error\` | nothing was stored; retry with the same key |`;
@@ -300,7 +300,7 @@ const errorTable = () => `## 9. Error codes
 | \`invalid_json\` | 400 | /api/contact | the body is not valid JSON |
 | \`invalid_idempotency_key\` | 400 | /api/contact | the \`Idempotency-Key\` header is malformed |
 | \`payload_too_large\` | 413 | /api/contact | the body is above the limit (section 8) |
-| \`unsupported_media_type\` | 415 | /api/contact | the body is not \`application/json\` |
+| \`unsupported_media_type\` | 415 | /api/contact | the body is not \`application/json\` in UTF-8 |
 | \`idempotency_key_reused\` | 422 | /api/contact | the key was used with another body |
 | \`inquiry_not_stored\` | 500 | /api/contact | nothing was stored; retry with the same key |
 | \`internal_error\` | 500 | /api/contact, /agent/register, /agent/claim | something failed on the server; retry later |

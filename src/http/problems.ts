@@ -24,6 +24,11 @@ export function problem(status: number, error: string, detail: string, extra: Pa
   return { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, error, ...extra };
 }
 
+/** A request body in a form the service does not take (RFC 9110 §15.5.16); its message says which to send. */
+export class UnsupportedMediaTypeError extends Error {
+  readonly statusCode = 415;
+}
+
 /** Fastify's own 4xx errors, whose messages are fixed texts safe to show. */
 const FASTIFY_ERRORS: Record<string, { error: string; detail?: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -36,11 +41,14 @@ const FASTIFY_ERRORS: Record<string, { error: string; detail?: string }> = {
   // Also raised for prototype-poisoning keys ("__proto__", "constructor.prototype"): the JSON
   // parser refuses them outright.
   FST_ERR_CTP_INVALID_JSON_BODY: { error: 'invalid_json' },
+  // A path such as /api/%zz, which cannot be decoded to route it (answered through frameworkErrors).
+  FST_ERR_BAD_URL: { error: 'invalid_request', detail: 'The URL has a malformed percent-encoding (%XX with two hex digits).' },
 };
 
 export function toProblem(error: FastifyError | Error, request: FastifyRequest, bodyLimit: number): Problem {
   if (error instanceof AgentAuthError) return problem(error.status, error.code, error.message);
   if (error instanceof OAuthError) return problem(error.status, error.code, error.description);
+  if (error instanceof UnsupportedMediaTypeError) return problem(415, 'unsupported_media_type', error.message);
   if (error instanceof ValidationError) return problem(400, error.code, error.message, { errors: error.errors });
   if (error instanceof DomainError) {
     return error.status >= 500
@@ -92,15 +100,23 @@ function sendOAuthError(reply: FastifyReply, value: Problem): FastifyReply {
     .send({ error, error_description: wrongFormat ? 'send the parameters form-encoded or as JSON' : detail });
 }
 
+/** A problem in the shape the path's clients parse: OAuth JSON on /oauth/*, problem+json elsewhere. */
+export function sendProblemFor(request: FastifyRequest, reply: FastifyReply, value: Problem): FastifyReply {
+  return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
+}
+
+/** Answers an error: logged (as an error only when it is ours, a 5xx), then sent as a problem. */
+export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number): FastifyReply {
+  const value = toProblem(error, request, bodyLimit);
+  if (value.status >= 500) request.log.error({ err: error }, 'request failed');
+  else request.log.debug({ err: error }, 'request rejected');
+  return sendProblemFor(request, reply, value);
+}
+
 export function registerProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const value = toProblem(error, request, bodyLimit);
-    if (value.status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.debug({ err: error }, 'request rejected');
-    return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
-  });
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
   app.setNotFoundHandler((request, reply) => {
     const value = problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`);
-    return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
+    return sendProblemFor(request, reply, value);
   });
 }

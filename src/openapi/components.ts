@@ -16,7 +16,8 @@ const problemSchema = {
     error: { type: 'string', description: 'A stable, machine-readable code.', examples: ['invalid_request'] },
     errors: {
       type: 'array',
-      description: 'Validation problems only: every bad field, once each.',
+      description:
+        'Validation problems only: each bad field once, the first 50 of them; where there were more, one last entry (pointer "") says how many were left off.',
       items: { $ref: '#/components/schemas/FieldError' },
     },
     requestId: { type: 'string', description: 'Server errors only: the X-Request-Id to quote when reporting it.' },
@@ -44,23 +45,10 @@ const oauthErrorSchema = {
   },
 } as const;
 
-/** Fastify's own answer while the service shuts down (every route; README "Signals"). */
-const shuttingDownSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['error', 'message', 'statusCode'],
-  properties: {
-    error: { const: 'Service Unavailable' },
-    message: { const: 'Service Unavailable' },
-    statusCode: { const: 503 },
-  },
-} as const;
-
 export const sharedSchemas: Record<string, Json> = {
   Problem: problemSchema,
   FieldError: fieldErrorSchema,
   OAuthError: oauthErrorSchema,
-  ShuttingDown: shuttingDownSchema,
 };
 
 const integerHeader = (description: string, example: number) => ({

@@ -75,7 +75,7 @@ export function inquiriesArea({ profile }: AreaContext): Area {
       413: problemResponse(413, `The body is larger than ${bodyLimitKiB} KiB.`, [
         { error: 'payload_too_large', detail: `The request body is larger than ${bodyLimitKiB} KiB.` },
       ]),
-      415: problemResponse(415, 'The body is not sent as application/json.', [
+      415: problemResponse(415, 'The body is not sent as application/json, or is JSON in a charset other than UTF-8.', [
         { error: 'unsupported_media_type', detail: 'Send the request body as JSON with Content-Type: application/json.' },
       ]),
       422: problemResponse(422, 'The Idempotency-Key was already used with a different body.', [
@@ -115,13 +115,12 @@ export function inquiriesArea({ profile }: AreaContext): Area {
       },
       503: {
         description:
-          'The store does not answer (problem+json, `store_unavailable`), or the service is shutting down ' +
-          '(Fastify answers every request with a fixed JSON body while it drains).',
+          'The store does not answer (`store_unavailable`), or the service is shutting down (`shutting_down`: ask another instance).',
         content: {
           [PROBLEM_TYPE]: problemMedia(503, [
             { error: 'store_unavailable', detail: 'The inquiry store is not answering; inquiries cannot be accepted right now.' },
+            { error: 'shutting_down', detail: 'The service is shutting down. Send the request again in a moment.' },
           ]),
-          [JSON_TYPE]: { schema: ref('ShuttingDown') },
         },
       },
     },

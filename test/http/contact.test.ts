@@ -19,7 +19,7 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
     method: 'POST',
     url: '/api/contact',
     headers: { 'content-type': 'application/json', ...headers },
-    payload: typeof body === 'string' ? body : JSON.stringify(body),
+    payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   });
 
 describe('POST /api/contact accepts an inquiry', () => {
@@ -154,6 +154,47 @@ describe('POST /api/contact rejects bad input with problem details', () => {
     },
   );
 
+  it('answers 415 for JSON in a charset other than UTF-8, instead of storing it garbled', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const inquiry = JSON.stringify(validInquiry({ firstName: 'Zo\u00eb' }));
+    const encoded: [string, Buffer][] = [
+      ['application/json; charset=iso-8859-1', Buffer.from(inquiry, 'latin1')],
+      ['application/json; charset=utf-16', Buffer.from(inquiry, 'utf16le')],
+      ['application/json;charset="Windows-1252"', Buffer.from(inquiry, 'latin1')],
+    ];
+    for (const [contentType, payload] of encoded) {
+      const response = await post(payload, { 'content-type': contentType });
+      expect(response.statusCode, contentType).toBe(415);
+      expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(response.json()).toMatchObject({ status: 415, error: 'unsupported_media_type', detail: expect.stringContaining('UTF-8') });
+    }
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toEqual([]);
+  });
+
+  it('accepts JSON declared as UTF-8, in any letter case, and stores the text as sent', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
+      const response = await post(Buffer.from(JSON.stringify(validInquiry({ firstName: 'Zo\u00eb', message: charset }))), {
+        'content-type': `application/json; charset=${charset}`,
+      });
+      expect(response.statusCode, charset).toBe(200);
+      expect((await testApp.services.store.inquiries.findByReference(referenceOf(response.body)))?.firstName).toBe('Zo\u00eb');
+    }
+  });
+
+  it('lists at most 50 bad fields, and says how many more were left off', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const unknownKeys = Object.fromEntries(Array.from({ length: 6_000 }, (_, i) => [`k${i}`, 1]));
+    const response = await post(validInquiry(unknownKeys));
+    expect(response.statusCode).toBe(400);
+    expect(response.body.length).toBeLessThan(8 * 1024);
+    const { errors } = response.json();
+    expect(errors).toHaveLength(51);
+    expect(errors[0]).toEqual({ pointer: '/k0', detail: 'is not an allowed property' });
+    // The note keeps the {pointer, detail} shape: "" points at the body as a whole.
+    expect(errors[50]).toEqual({ pointer: '', detail: expect.stringContaining('5950 more') });
+  });
+
   it('answers 413 above 64 KiB', async () => {
     testApp = await startTestApp({ startWorker: false });
     const response = await post(validInquiry({ message: 'x'.repeat(65 * 1024) }));
@@ -256,6 +297,19 @@ describe('rate limit', () => {
     testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
     for (let i = 0; i < 3; i++) expect((await post(validInquiry({ email: 'typo' }))).statusCode).toBe(400);
     expect((await post(validInquiry())).statusCode).toBe(200);
+  });
+
+  it('does not count a request with a malformed Idempotency-Key', async () => {
+    testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
+    for (let i = 0; i < 3; i++) {
+      const response = await post(validInquiry(), { 'idempotency-key': 'has space' });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({
+        error: 'invalid_idempotency_key',
+        detail: 'Idempotency-Key must be 1-255 visible ASCII characters without spaces, such as a UUID.',
+      });
+    }
+    expect((await post(validInquiry(), { 'idempotency-key': 'well-formed' })).statusCode).toBe(200);
   });
 
   it('counts per client address', async () => {

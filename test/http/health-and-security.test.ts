@@ -1,4 +1,5 @@
 // GET /api/health, unknown routes, CORS and the security headers every response carries.
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 
@@ -44,6 +45,56 @@ describe('every response', () => {
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     // Served over plain HTTP here: no HSTS, no upgrade-insecure-requests.
     expect(response.headers['strict-transport-security']).toBeUndefined();
+  });
+
+  it('answers a malformed percent-encoding in the URL with 400 problem+json and the usual headers', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    for (const path of ['/api/%zz', '/oauth/%zz']) {
+      const response = await fetch(`${testApp.baseUrl}${path}`, { method: 'POST' });
+      expect(response.status, path).toBe(400);
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(response.headers.get('x-request-id'), path).toMatch(/^[0-9a-f-]{36}$/);
+      if (path.startsWith('/oauth/')) {
+        // RFC 6749 §5.2 on /oauth/*, as every other error there.
+        expect(await response.json()).toMatchObject({ error: 'invalid_request' });
+        continue;
+      }
+      expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+      expect(await response.json()).toMatchObject({ status: 400, error: 'invalid_request', detail: expect.stringContaining('percent') });
+    }
+  });
+
+  it('answers requests that arrive while it closes with 503 problem+json and the usual headers', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    const { port } = new URL(testApp.baseUrl);
+    // A request whose body is still on its way keeps the connection busy while the app closes; a
+    // second request pipelined behind it then reaches the closing app (Fastify's load-shedding path).
+    const body = JSON.stringify(validInquiry());
+    const socket: Socket = connect(Number(port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+    });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /api/contact HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    socket.write(body.slice(0, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = testApp.app.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.write(`${body.slice(10)}GET /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    await closed;
+    await new Promise((resolve) => socket.once('close', resolve));
+    const [first = '', second = ''] = received.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    expect(second).toMatch(/^HTTP\/1\.1 503 /);
+    const [head = '', payload = ''] = second.split('\r\n\r\n');
+    expect(head.toLowerCase()).toContain('content-type: application/problem+json; charset=utf-8');
+    expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(head.toLowerCase()).toMatch(/x-request-id: [0-9a-f-]{36}/);
+    expect(head.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(payload)).toMatchObject({ status: 503, error: 'shutting_down' });
   });
 
   it('sends HSTS when PUBLIC_URL is https', async () => {

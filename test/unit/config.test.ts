@@ -70,7 +70,29 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes HOST as an IP address or a host name', () => {
+    for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'studio-1.internal', 'Studio.Example.']) {
+      expect(loadConfig({ HOST: host }).host).toBe(host);
+    }
+  });
+
+  it('keeps a path in PUBLIC_URL', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://studio.example/inquiry/' }).publicUrl).toBe('https://studio.example/inquiry');
+  });
+
   it.each([
+    [{ HOST: '999.1.1.1' }, 'HOST'],
+    [{ HOST: '10.0.0' }, 'HOST'],
+    [{ HOST: 'not a host' }, 'HOST'],
+    [{ HOST: 'http://localhost' }, 'HOST'],
+    [{ HOST: '[::1]' }, 'HOST'],
+    [{ HOST: '-studio.example' }, 'HOST'],
+    [{ HOST: `${'a'.repeat(64)}.example` }, 'HOST'],
+    [{ PUBLIC_URL: 'https://x.example/?a=1#f' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://x.example/?' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://x.example/#top' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://user:secret@x.example' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'mailto:studio@x.example' }, 'PUBLIC_URL'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ PUBLIC_URL: 'localhost:3000' }, 'PUBLIC_URL'],

@@ -1,12 +1,12 @@
 // POST /api/contact (interface document §4.1): parse → rate-limit → the inquiry service → the
-// plain-text confirmation. Validation happens before the rate limiter, so mistakes a person
-// corrects in the form do not use up their allowance.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+// plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
+// limiter, so mistakes a person corrects in the form do not use up their allowance.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
 import type { RateLimitConfig } from '../../config.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
 import { inquirySchema } from '../../inquiries/schema.js';
-import type { InquiryService } from '../../inquiries/service.js';
+import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
 
 export interface ContactRouteOptions {
@@ -26,6 +26,8 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
     '/api/contact',
     {
       schema: { body: inquirySchema },
+      // Route hooks run before the limiter's, which @fastify/rate-limit appends to this list.
+      preHandler: [checkIdempotencyKeyHeader],
       config: {
         rateLimit: rateLimit
           ? {
@@ -42,16 +44,23 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
       },
     },
     async (request, reply) => {
-      const idempotencyKey = request.headers['idempotency-key'];
       const clientId = await bearerClient(request.headers.authorization, reply, options);
-      const result = await inquiries.submit(request.body, {
-        idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey.join(', ') : idempotencyKey,
-        clientId,
-      });
+      const result = await inquiries.submit(request.body, { idempotencyKey: idempotencyKeyOf(request), clientId });
       if (result.outcome === 'replayed') reply.header('idempotent-replayed', 'true');
       return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
     },
   );
+}
+
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  return Array.isArray(key) ? key.join(', ') : key;
+}
+
+/** A malformed Idempotency-Key is a 400 (invalid_idempotency_key) that costs no allowance. */
+async function checkIdempotencyKeyHeader(request: FastifyRequest): Promise<void> {
+  const key = idempotencyKeyOf(request);
+  if (key !== undefined) checkIdempotencyKey(key);
 }
 
 /**
