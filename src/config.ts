@@ -46,9 +46,9 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 /**
- * Bounds of DELIVERY_LEASE_SECONDS. A lease shorter than an attempt can take (the default SMTP socket
- * timeout is 30 s) lets another instance repeat a slow send; one past an hour leaves a crashed
- * instance's deliveries waiting too long.
+ * Bounds of DELIVERY_LEASE_SECONDS. A live worker renews the leases of what it is sending, so the
+ * lease only decides how soon a crashed or cut-off instance's deliveries are taken over: a few
+ * seconds is enough for tests, and past an hour they would wait too long.
  */
 const DELIVERY_LEASE_SECONDS_MIN = 5;
 const DELIVERY_LEASE_SECONDS_MAX = 3_600;

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { normaliseReference } from '../inquiries/reference.js';
 import type { DeliveryRecord, InquiryRecord, Store } from '../storage/store.js';
-import { csvRecord, deliverySummary, iso, printable, table } from './format.js';
+import { csvRecord, deliverySummary, iso, lastErrors, printable, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -71,15 +71,20 @@ export function list(values: Values, positionals: readonly string[]): Work {
     } else if (inquiries.length === 0) {
       out('No inquiries.\n');
     } else {
-      const rows = inquiries.map((inquiry) => [
-        inquiry.reference,
-        iso(inquiry.receivedAt),
-        `${inquiry.firstName} ${inquiry.lastName}`,
-        inquiry.email,
-        inquiry.company ?? '-',
-        deliverySummary(withDeliveries(inquiry, deliveries).deliveries),
-      ]);
-      out(table(['REFERENCE', 'RECEIVED', 'NAME', 'EMAIL', 'COMPANY', 'DELIVERIES'], rows));
+      const rows = inquiries.map((inquiry) => {
+        const own = withDeliveries(inquiry, deliveries).deliveries;
+        return [
+          inquiry.reference,
+          iso(inquiry.receivedAt),
+          `${inquiry.firstName} ${inquiry.lastName}`,
+          inquiry.email,
+          inquiry.company ?? '-',
+          deliverySummary(own),
+          // Why a delivery is stuck, at a glance; shortened to the column, in full with `show`.
+          lastErrors(own),
+        ];
+      });
+      out(table(['REFERENCE', 'RECEIVED', 'NAME', 'EMAIL', 'COMPANY', 'DELIVERIES', 'LAST ERROR'], rows));
     }
     return 0;
   };

@@ -53,6 +53,15 @@ export function deliverySummary(deliveries: readonly DeliveryRecord[]): string {
     .join(' ');
 }
 
+/**
+ * `webhook: webhook answered HTTP 400`: the last error of each delivery that has one (waiting for a
+ * retry, failed or dead; a success clears it), or `-`. A table shortens it; `show` gives it in full.
+ */
+export function lastErrors(deliveries: readonly DeliveryRecord[]): string {
+  const errors = deliveries.flatMap(({ channel, lastError }) => (lastError === null ? [] : [`${channel}: ${lastError}`]));
+  return errors.length === 0 ? '-' : errors.join('; ');
+}
+
 // A spreadsheet treats a cell that starts with =, +, - or @ as a formula (and tab or CR can hide
 // such a start), so a visitor could put `=HYPERLINK(...)` or a DDE payload in the company field and
 // have it run when the studio opens the export (CSV/formula injection, OWASP). Such cells get a

@@ -12,7 +12,8 @@ const USAGE = `Usage: studio-inquiry <command> [options]
 
 Commands:
   list [--limit N] [--since <ISO date>] [--json]
-      The newest inquiries (50 unless --limit) with each channel's delivery state.
+      The newest inquiries (50 unless --limit) with each channel's delivery state, attempts
+      and last error.
   show <reference> [--json]
       One inquiry in full with its deliveries and every delivery attempt.
   export --format csv|json [--since <ISO date>] [--output <file>]

@@ -16,7 +16,10 @@ export interface WorkerOptions {
   readonly retry?: RetryPolicy;
   /** Deliveries in flight at once. */
   readonly concurrency?: number;
-  /** How long a claim is held before another worker may take the delivery over. */
+  /**
+   * How long a claim is held before another worker may take the delivery over, unless renewed:
+   * this worker renews it while the delivery is in flight.
+   */
   readonly leaseMs?: number;
   /** How often to look for due retries when nothing wakes the worker. */
   readonly pollIntervalMs?: number;
@@ -30,8 +33,15 @@ export interface WorkerOptions {
 }
 
 const DEFAULT_CONCURRENCY = 32;
-/** Longer than any single attempt can take with the default timeouts (an SMTP send: at most ~50 s). */
+/**
+ * How long a crashed or hung worker's claims wait before another worker takes them over. A live
+ * worker renews the leases of the deliveries it has in flight (see renewLeases), so the lease need
+ * not cover an attempt: with 32 deliveries claimed together and 4 SMTP connections, the last of
+ * them waits in nodemailer's queue for about eight sends before its own even starts.
+ */
 const DEFAULT_LEASE_MS = 2 * 60 * 1000;
+/** Leases in flight are renewed this many times a lease, so one late renewal does not let one lapse. */
+const RENEWALS_PER_LEASE = 3;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Shutdown must end within 10 s (CONTRACT.md); sends get this long to finish. */
 const DEFAULT_STOP_GRACE_MS = 5_000;
@@ -48,9 +58,9 @@ export class DeliveryWorker {
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<void>>();
   /**
-   * Deliveries this worker is sending or recording. A claim of this worker's that finds one of them
-   * again (its lease ran out while the database was away, or a send was slow) has only renewed the
-   * lease, which stays this worker's: the send is not started a second time.
+   * Deliveries this worker is sending or recording: their leases are renewed (renewLeases). A claim
+   * of this worker's that finds one of them again (its lease ran out while the database was away)
+   * has only renewed the lease, which stays this worker's: the send is not started a second time.
    */
   private readonly inFlightIds = new Set<string>();
   /**
@@ -68,6 +78,10 @@ export class DeliveryWorker {
   /** The last claim failed (the database is away); logged once until a claim succeeds again. */
   private outboxUnreadable = false;
   private timer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewing = false;
+  /** The last renewal failed; logged once until one succeeds again. */
+  private renewalFailing = false;
   private readonly pacer: DeliveryPacer | null;
   /** Paced, the timer wakes the worker when the next chunk is due; other wake-ups can wait for it. */
   private waitingForPace = false;
@@ -93,6 +107,8 @@ export class DeliveryWorker {
     if (this.running) return;
     if (this.options.releaseLeasesOnStart) await this.options.store.outbox.releaseLeases();
     this.running = true;
+    clearInterval(this.renewTimer);
+    this.renewTimer = setInterval(() => void this.renewLeases(), this.leaseMs / RENEWALS_PER_LEASE).unref();
     this.wake();
   }
 
@@ -132,6 +148,9 @@ export class DeliveryWorker {
     });
     const finished = await Promise.race([drained, expired]);
     clearTimeout(timer);
+    // Renewed until now, so the grace cannot let a lease lapse; from here a send still running is
+    // left to its lease.
+    clearInterval(this.renewTimer);
     if (!finished)
       this.options.logger.warn(
         { inFlight: this.inFlight.size },
@@ -210,6 +229,29 @@ export class DeliveryWorker {
       // counted as none
     }
     pacer.noteSharedIntake(count);
+  }
+
+  /**
+   * Extends the leases of the deliveries this worker is sending or recording, so that none is
+   * taken over while it waits for an SMTP connection or a slow receiver: another instance would
+   * send it again, and this one's record would then be refused (the attempt would go unrecorded).
+   * Fenced by locked_by: a lease already taken over (this worker was cut off from the database for
+   * longer than the lease) stays the other's. A worker that dies or hangs stops renewing, and its
+   * claims come back after the lease. While the database is away, renewals fail like claims do.
+   */
+  private async renewLeases(): Promise<void> {
+    if (this.renewing || this.inFlightIds.size === 0) return;
+    this.renewing = true;
+    try {
+      const until = new Date(this.now().getTime() + this.leaseMs);
+      await this.options.store.outbox.renewLeases([...this.inFlightIds], this.id, until);
+      this.renewalFailing = false;
+    } catch (error) {
+      if (!this.renewalFailing) this.options.logger.warn({ err: error }, 'could not renew the leases of deliveries in flight; will retry');
+      this.renewalFailing = true;
+    } finally {
+      this.renewing = false;
+    }
   }
 
   private launch(item: DueDelivery): void {

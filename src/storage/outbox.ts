@@ -94,6 +94,12 @@ export interface Outbox {
    * others one by one.
    */
   recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<boolean[]>;
+  /**
+   * Extends to `until` the leases `owner` still holds on these deliveries (a worker's sends that are
+   * waiting or running); returns how many. One another worker has taken over, or whose attempt is
+   * recorded, is left alone.
+   */
+  renewLeases(deliveryIds: readonly string[], owner: string, until: Date): Promise<number>;
   /** Gives deliveries claimed by `owner` back unused (still due, for any worker to claim). */
   releaseClaims(deliveryIds: readonly string[], owner: string): Promise<void>;
   /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
@@ -304,6 +310,17 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       const written = new Set<string>();
       for (const group of groups.values()) for (const id of await recordTogether(q(tx), group)) written.add(id);
       return records.map((record) => written.has(record.deliveryId));
+    },
+    async renewLeases(deliveryIds, owner, until) {
+      if (deliveryIds.length === 0) return 0;
+      // heldBy is the fence: on PostgreSQL an UPDATE that waited for a row another worker's claim
+      // had locked re-checks locked_by once that claim commits, and then leaves the row alone.
+      const result = await db
+        .updateTable('deliveries')
+        .set({ locked_until: until.getTime() })
+        .where(heldBy(deliveryIds, owner))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
     async releaseClaims(deliveryIds, owner) {
       if (deliveryIds.length === 0) return;

@@ -130,7 +130,7 @@ describe('studio-inquiry CLI', () => {
     expect(unknown.stderr).toContain('Usage: studio-inquiry');
   });
 
-  it('lists inquiries newest first with each delivery state', async () => {
+  it('lists inquiries newest first with each delivery state, attempts and last error', async () => {
     const [run, limited, future, wrong] = await Promise.all([
       cli(['list']),
       cli(['list', '--limit', '1', '--json']),
@@ -139,10 +139,12 @@ describe('studio-inquiry CLI', () => {
     ]);
     expect(run.code).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^REFERENCE\s+RECEIVED\s+NAME\s+EMAIL\s+COMPANY\s+DELIVERIES$/);
+    expect(lines[0]).toMatch(/^REFERENCE\s+RECEIVED\s+NAME\s+EMAIL\s+COMPANY\s+DELIVERIES\s+LAST ERROR$/);
     expect(lines.slice(1).map((line) => line.split(' ')[0])).toEqual([refs.formula, refs.awkward, refs.failing]);
-    expect(lines[1]).toMatch(/Alan Turing\s+alan@example\.com .*webhook:succeeded$/);
-    expect(lines[3]).toMatch(/Ada Lovelace\s+ada@example\.com\s+Analytical Engines Ltd\s+webhook:failed\(1\)$/);
+    expect(lines[1]).toMatch(/Alan Turing\s+alan@example\.com .*webhook:succeeded\s+-$/);
+    expect(lines[3]).toMatch(
+      /Ada Lovelace\s+ada@example\.com\s+Analytical Engines Ltd\s+webhook:failed\(1\)\s+webhook: webhook answered HTTP 400$/,
+    );
 
     expect(limited.code).toBe(0);
     const entries = JSON.parse(limited.stdout);

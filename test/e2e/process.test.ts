@@ -1,12 +1,12 @@
 // The service as a real process: a SIGKILL in the middle of a stream of submissions loses no
 // answered inquiry, SIGTERM shuts down cleanly, bad configuration stops start-up with one line.
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REFERENCE_IN_TEXT, tempDir, validInquiry } from '../helpers/app.js';
-import { spawnService, startService } from '../helpers/process.js';
+import { freePort, spawnService, startService } from '../helpers/process.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 
 let cleanups: (() => Promise<void> | void)[] = [];
@@ -100,6 +100,48 @@ describe('process lifecycle', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(service.output()).toContain('"msg":"stopped"');
     expect(service.output()).toContain('stopping with deliveries still in flight');
+  });
+
+  it('on SIGTERM closes a stalled upload after a bounded wait, stops the worker, closes the store and exits 0 within 10 s', async () => {
+    const database = join(workDir(), 'studio.db');
+    const service = await startService({ DATABASE_URL: `sqlite:${database}` });
+    cleanups.push(() => void service.child.kill('SIGKILL'));
+    // A client that sends its headers and part of the body it announced, then nothing more.
+    const { port } = new URL(service.baseUrl);
+    const stalled = connect(Number(port), '127.0.0.1');
+    cleanups.push(() => void stalled.destroy());
+    stalled.on('error', () => {}); // reset when the server closes it
+    await new Promise<void>((resolve) => stalled.once('connect', () => resolve()));
+    stalled.write(
+      'POST /api/contact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"firstName":"Ada",',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the request is now in flight, waiting for its body
+    const started = Date.now();
+    service.child.kill('SIGTERM');
+    expect(await service.exited, service.output()).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(service.output()).toContain('requests still running at shutdown');
+    expect(service.output()).toContain('"msg":"stopped"');
+    // The store was closed: SQLite checkpoints its write-ahead log into the file and removes it.
+    expect(existsSync(`${database}-wal`)).toBe(false);
+  });
+
+  it('stops with exit code 1 and one line naming PORT when the port is in use', async () => {
+    const port = await freePort();
+    const taken = createTcpServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+    const database = join(workDir(), 'studio.db');
+    const service = spawnService({ DATABASE_URL: `sqlite:${database}`, PORT: String(port) });
+    let stderr = '';
+    service.child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    cleanups.push(() => void service.child.kill('SIGKILL'));
+    expect(await service.exited, service.output()).toBe(1);
+    expect(stderr).toBe(`studio-inquiry: PORT: cannot listen on 127.0.0.1:${port}: the port is already in use\n`);
+    expect(service.output()).not.toMatch(/^\s+at /m); // no uncaught error's stack
+    expect(existsSync(`${database}-wal`)).toBe(false); // the store that was opened is closed
   });
 
   it('warns at start-up when no delivery channel is configured', async () => {

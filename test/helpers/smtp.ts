@@ -18,6 +18,8 @@ export interface TestSmtpServer {
   readonly received: ReceivedMail[];
   /** Answers RCPT with this SMTP code (e.g. 550, 451), or accepts when null. */
   rejectWith: number | null;
+  /** Milliseconds each mail's DATA waits before it is accepted (a slow server); 0 by default. */
+  acceptDelayMs: number;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -44,6 +46,7 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
       stream.on('end', async () => {
         const raw = Buffer.concat(chunks).toString('utf8');
         const parsed = await simpleParser(raw);
+        if (state.acceptDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.acceptDelayMs));
         received.push({
           envelope: {
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
@@ -64,6 +67,7 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
     port,
     received,
     rejectWith: null,
+    acceptDelayMs: 0,
     async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {

@@ -29,7 +29,10 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 10
 }
 
 interface Outage {
-  /** While set, every transaction (so every attempt record) fails as if the database were gone. */
+  /**
+   * While set, every transaction (so every attempt record) and every lease renewal fails as if the
+   * database were gone.
+   */
   down: boolean;
   /** When set, a claim's result is handed to the worker only once this resolves. */
   holdClaim: ((claimed: readonly DueDelivery[]) => Promise<void>) | null;
@@ -58,6 +61,10 @@ async function setUp(leaseMs = LEASE_MS) {
         const claimed = await store.outbox.claimDue(now, limit, leaseMs, owner);
         await outage.holdClaim?.(claimed);
         return claimed;
+      },
+      async renewLeases(deliveryIds, owner, until) {
+        if (outage.down) throw new Error('the database is down');
+        return store.outbox.renewLeases(deliveryIds, owner, until);
       },
     },
   };
@@ -165,12 +172,19 @@ describe('delivery worker during a database outage', () => {
     const { channel: slow, release } = held('slow', { outcome: 'retry', error: 'timed out' });
     const { channel: later, release: releaseSecond } = held('second', { outcome: 'succeeded' });
     const options = { store, logger: pino({ level: 'silent' }), leaseMs: LEASE_MS, pollIntervalMs: 20 };
-    // The first worker claims once, then no more (as if cut off from the database): otherwise its
-    // own claims would keep renewing the lease of its hanging send, which is what a live worker does.
+    // The first worker claims once, then neither claims nor renews (as if cut off from the
+    // database): otherwise it would keep renewing the lease of its hanging send, which is what a
+    // live worker does.
     let claims = 0;
     const cutOff: Store = {
       ...store,
-      outbox: { ...store.outbox, claimDue: async (...args) => (claims++ === 0 ? store.outbox.claimDue(...args) : []) },
+      outbox: {
+        ...store.outbox,
+        claimDue: async (...args) => (claims++ === 0 ? store.outbox.claimDue(...args) : []),
+        renewLeases: async () => {
+          throw new Error('cut off from the database');
+        },
+      },
     };
     const first = new DeliveryWorker({ ...options, store: cutOff, channels: [slow] });
     const second = new DeliveryWorker({ ...options, channels: [later] });

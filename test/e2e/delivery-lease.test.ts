@@ -1,0 +1,126 @@
+// Two delivery workers on one database (as two instances would run), with a short lease and a real
+// SMTP server that takes a second to accept each mail: the first worker claims every delivery at
+// once, and most of its sends wait for one of its 4 SMTP connections far longer than the lease.
+// While it is alive, it renews those leases: the other worker takes none of them over, each inquiry
+// is mailed once, and every attempt is recorded. On both backends.
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEmailChannel } from '../../src/delivery/email.js';
+import { DeliveryWorker } from '../../src/delivery/worker.js';
+import { createInquiryService } from '../../src/inquiries/service.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { createStore } from '../../src/storage/store.js';
+import { loadStudioProfile } from '../../src/studio/profile.js';
+import { validInquiry } from '../helpers/app.js';
+import { BACKENDS } from '../helpers/databases.js';
+import { startSmtpServer } from '../helpers/smtp.js';
+
+const LEASE_MS = 4_000;
+const INQUIRIES = 32;
+const SMTP_ACCEPT_MS = 1_000;
+
+let cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+describe.each(BACKENDS)('two workers on one $name database, a slow SMTP server and a short lease', ({ fresh }) => {
+  it('mail each inquiry once and record every attempt: sends waiting for a connection are not taken over', async () => {
+    const smtp = await startSmtpServer();
+    cleanups.push(() => smtp.stop());
+    smtp.acceptDelayMs = SMTP_ACCEPT_MS;
+    const database = await fresh();
+    cleanups.push(() => database.drop());
+    const profile = loadStudioProfile(null);
+
+    // One store, channel (its own SMTP pool) and worker per "instance".
+    const instance = async () => {
+      const opened = await openDatabase(database.config);
+      const store = createStore(opened);
+      const channel = createEmailChannel({ smtpUrl: smtp.url, from: 'Studio <no-reply@example.com>', to: 'studio@example.com', profile });
+      const worker = new DeliveryWorker({
+        store,
+        channels: [channel],
+        logger: pino({ level: 'silent' }),
+        leaseMs: LEASE_MS,
+        pollIntervalMs: 50,
+        pacer: null,
+      });
+      cleanups.push(async () => {
+        await worker.stop(0);
+        await channel.close?.();
+        await store.close();
+      });
+      return { db: opened.db, store, worker };
+    };
+    const a = await instance();
+    const b = await instance();
+
+    const inquiries = createInquiryService({ store: a.store, channels: ['email'] });
+    for (let i = 0; i < INQUIRIES; i++) {
+      await inquiries.submit(validInquiry({ email: `person-${i}@example.com`, message: `slow mail ${i}` }));
+    }
+    const held = async () =>
+      Number(
+        (
+          await a.db
+            .selectFrom('deliveries')
+            .select((eb) => eb.fn.countAll().as('count'))
+            .where('locked_by', '=', a.worker.id)
+            .executeTakeFirstOrThrow()
+        ).count,
+      );
+
+    // A claims every delivery in one go; only then does B start, and finds them all leased.
+    await a.worker.start();
+    await until(async () => (await held()) === INQUIRIES, 5_000);
+    await b.worker.start();
+
+    // A's last sends finish about 8 s (32 mails, 4 connections, 1 s each) after its claim: twice the lease.
+    await until(async () => (await a.store.outbox.countByStatus()).succeeded === INQUIRIES, 30_000);
+    await sleep(SMTP_ACCEPT_MS + 500); // time for a second copy to arrive, if any were sent
+
+    const mailed = smtp.received.map((mail) => String(mail.parsed.headers.get('x-inquiry-reference')));
+    expect(new Set(mailed).size).toBe(INQUIRIES);
+    expect(mailed).toHaveLength(INQUIRIES);
+    const deliveries = await a.db.selectFrom('deliveries').select(['status', 'attempts', 'locked_by']).execute();
+    expect(deliveries.map(({ status, attempts, locked_by }) => ({ status, attempts: Number(attempts), locked_by }))).toEqual(
+      Array(INQUIRIES).fill({ status: 'succeeded', attempts: 1, locked_by: null }),
+    );
+    // Every mail sent is an attempt on record.
+    const attempts = await a.db.selectFrom('delivery_attempts').select(['attempt', 'outcome']).execute();
+    expect(attempts).toEqual(Array(INQUIRIES).fill({ attempt: 1, outcome: 'succeeded' }));
+  }, 60_000);
+
+  it('renew only the leases their owner still holds', async () => {
+    const database = await fresh();
+    cleanups.push(() => database.drop());
+    const store = createStore(await openDatabase(database.config));
+    cleanups.push(() => store.close());
+    const t0 = new Date('2030-01-01T00:00:00Z');
+    const at = (ms: number) => new Date(t0.getTime() + ms);
+    await store.outbox.enqueueMessage({ id: 'message-1', to: 'ada@example.com', subject: 'Your code', body: '123456' }, 'email', t0);
+    const [claimed] = await store.outbox.claimDue(t0, 10, LEASE_MS, 'worker-a');
+    const id = claimed?.delivery.id ?? '';
+
+    expect(await store.outbox.renewLeases([id], 'worker-b', at(10 * LEASE_MS))).toBe(0);
+    expect(await store.outbox.renewLeases([id], 'worker-a', at(3 * LEASE_MS))).toBe(1);
+    // Renewed: not claimable after the first lease, only after the renewed one.
+    expect(await store.outbox.claimDue(at(2 * LEASE_MS), 10, LEASE_MS, 'worker-b')).toEqual([]);
+    expect(await store.outbox.claimDue(at(3 * LEASE_MS), 10, LEASE_MS, 'worker-b')).toHaveLength(1);
+    // Taken over: the first owner's renewal no longer touches it, and the other's lease ends on time.
+    expect(await store.outbox.renewLeases([id], 'worker-a', at(100 * LEASE_MS))).toBe(0);
+    expect(await store.outbox.claimDue(at(4 * LEASE_MS), 10, LEASE_MS, 'worker-c')).toHaveLength(1);
+  });
+});
