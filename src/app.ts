@@ -12,6 +12,7 @@ import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import { registerJsonParser } from './http/json-body.js';
 import { problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
+import { answerPublicPreflight, isPublicDocument, PREFLIGHT_MAX_AGE_SECONDS } from './http/public-documents.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
 import { contactRoute } from './http/routes/contact.js';
@@ -96,6 +97,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       sendProblemFor(request, reply, problem(503, 'shutting_down', 'The service is shutting down. Send the request again in a moment.'));
       return;
     }
+    // Before the API's CORS rules (registered below), which would refuse an origin they do not list.
+    if (request.method === 'OPTIONS' && isPublicDocument(request.url)) {
+      answerPublicPreflight(request, reply);
+      return;
+    }
     done();
   });
 
@@ -113,7 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       'Idempotent-Replayed',
       'Mcp-Session-Id',
     ],
-    maxAge: 600,
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
   });
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
   await app.register(rateLimit, {

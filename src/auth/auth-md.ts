@@ -86,7 +86,7 @@ ${confirmationText(profile, 'INQ-7K2M9Q')}
 ${FENCE}
 
 - \`Idempotency-Key\`: 1–255 visible ASCII characters. The same key with the same body answers the same response, with \`Idempotent-Replayed: true\`, for 24 hours. The same key with another body answers 422.
-- Without a key, the same email and message within 10 minutes fold into the first inquiry (same reference).
+- With or without a key, the same email and message within 10 minutes fold into the first inquiry (same reference); only the first is stored, with the names, company and client it came with.
 
 Errors are \`application/problem+json\` (RFC 9457). \`errors\` appears on validation errors only:
 

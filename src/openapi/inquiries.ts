@@ -30,9 +30,9 @@ export function inquiriesArea({ profile }: AreaContext): Area {
     description:
       'Stores the inquiry durably, then delivers it to the studio by email and/or webhook (retried until it arrives). ' +
       'No token is needed: an `Authorization: Bearer` access token only attributes the inquiry to a registered agent, ' +
-      'and a bad one never blocks it (the 200 then carries `WWW-Authenticate`). Without an Idempotency-Key, an identical ' +
-      'submission (same email, case-insensitive, and message) within 10 minutes folds into the first: same reference, no second ' +
-      'notification. Only well-formed inquiries count against the rate limit.',
+      'and a bad one never blocks it (the 200 then carries `WWW-Authenticate`). With or without an Idempotency-Key, a ' +
+      'submission with the same email (case-insensitive) and message as one received in the last 10 minutes folds into it: ' +
+      'same reference, no second notification, and only the first is stored. Only well-formed inquiries count against the rate limit.',
     tags: ['Inquiries'],
     security: [{}, { bearer: [] }],
     parameters: [parameterRef('Idempotency-Key')],

@@ -269,6 +269,22 @@ describe('duplicate submissions', () => {
     expect(await testApp.services.store.outbox.forReference(referenceOf(first.body))).toHaveLength(1);
   });
 
+  it('folds a repeat sent with a new Idempotency-Key too, keeping the first as stored; the key then answers with its reference', async () => {
+    testApp = await startTestApp({ env: WITH_WEBHOOK, startWorker: false });
+    const first = await post(validInquiry({ company: 'Typo Ltd' }));
+    const repeat = validInquiry({ firstName: 'Augusta', company: 'Correct Ltd' });
+    const again = await post(repeat, { 'idempotency-key': 'repeat-1' });
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(referenceOf(again.body)).toBe(referenceOf(first.body));
+    const stored = await testApp.services.store.inquiries.list({ limit: 10 });
+    expect(stored).toEqual([expect.objectContaining({ firstName: 'Ada', company: 'Typo Ltd' })]);
+    const replayed = await post(repeat, { 'idempotency-key': 'repeat-1' });
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(referenceOf(replayed.body)).toBe(referenceOf(first.body));
+    expect(await testApp.services.store.outbox.forReference(referenceOf(first.body))).toHaveLength(1);
+  });
+
   it('keeps different messages from one person apart', async () => {
     testApp = await startTestApp({ startWorker: false });
     const first = await post(validInquiry());

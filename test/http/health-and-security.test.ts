@@ -133,6 +133,28 @@ describe('CORS', () => {
     expect(response.headers['access-control-allow-origin']).toBe('http://localhost:3000');
   });
 
+  it('lets any origin read the discovery documents, preflight included, while the API keeps to CORS_ORIGINS', async () => {
+    testApp = await startTestApp({ env: { CORS_ORIGINS: 'https://studio.example' }, startWorker: false });
+    for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/openapi.json', '/auth.md', '/llms.txt']) {
+      const asked = await testApp.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: {
+          origin: 'https://agent.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'mcp-protocol-version',
+        },
+      });
+      expect(asked.statusCode, url).toBe(204);
+      expect(asked.headers['access-control-allow-origin'], url).toBe('*');
+      expect(asked.headers['access-control-allow-headers'], url).toBe('mcp-protocol-version');
+      const read = await testApp.app.inject({ method: 'GET', url, headers: { origin: 'https://agent.example' } });
+      expect(read.statusCode, url).toBe(200);
+      expect(read.headers['access-control-allow-origin'], url).toBe('*');
+    }
+    expect((await preflight('https://agent.example')).headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   it('allows any origin with CORS_ORIGINS=*', async () => {
     testApp = await startTestApp({ env: { CORS_ORIGINS: '*' }, startWorker: false });
     expect((await preflight('https://anywhere.example')).headers['access-control-allow-origin']).toBe('*');

@@ -1,0 +1,28 @@
+// Documents any web page may read (design/agent-auth.md §7: the discovery documents carry
+// `Access-Control-Allow-Origin: *`; so do the other documents written for agents), whatever
+// CORS_ORIGINS allows for the API. Their GET handlers send the header. A browser asks first (a
+// preflight) when its client adds a header of its own, such as the MCP SDK's MCP-Protocol-Version:
+// that is answered here, since the API's CORS rules would refuse an origin they do not list.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+const PUBLIC_DOCUMENTS = new Set(['/openapi.json', '/auth.md', '/llms.txt', '/mcp/server-card']);
+/** How long a browser may keep the answer (the API's preflights: the same). */
+export const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+export function isPublicDocument(url: string): boolean {
+  const path = url.split('?', 1)[0] ?? '';
+  return path.startsWith('/.well-known/') || PUBLIC_DOCUMENTS.has(path);
+}
+
+/** A preflight for a public document: any origin may GET it, with whatever headers it asked for. */
+export function answerPublicPreflight(request: FastifyRequest, reply: FastifyReply): void {
+  const requestedHeaders = request.headers['access-control-request-headers'];
+  reply
+    .code(204)
+    .header('access-control-allow-origin', '*')
+    .header('access-control-allow-methods', 'GET, HEAD')
+    .header('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
+  // Without credentials, allowing the headers a page asked for only lets it read a public document.
+  if (requestedHeaders !== undefined) reply.header('access-control-allow-headers', requestedHeaders);
+  reply.send();
+}
