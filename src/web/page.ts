@@ -1,6 +1,7 @@
 // The contact page (GET /): plain HTML rendered once from the studio profile. No inline script or
 // style (the CSP forbids both): the look is /assets/site.css, the form's behaviour /assets/site.js.
-// Without JavaScript the page still reads well and names the studio's email address.
+// Without JavaScript the page still reads well and names the studio's email address; the form is
+// rendered hidden (site.js shows it), as without the script it could only post to a dead end.
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
 import { escapeHtml as e, mailtoUrl, oneLine, safeHttpUrl } from './html.js';
@@ -103,7 +104,7 @@ ${websiteLink}
 <h2 id="inquiry-title">Start a project</h2>
 <p class="inquiry__intro">Tell us a little about it. We reply within ${responseTime}.</p>
 <noscript><p class="notice">This form needs JavaScript. You can also write to us at <a href="${mailto}">${email}</a>.</p></noscript>
-<form id="inquiry-form" class="form" action="${CONTACT_ENDPOINT}" method="post" novalidate data-studio-email="${email}">
+<form id="inquiry-form" class="form" action="${CONTACT_ENDPOINT}" method="post" novalidate hidden data-studio-email="${email}">
 <p class="form__note">All fields are required unless marked optional.</p>
 <div class="form__row">
 ${FIELDS.map(renderField).join('\n')}

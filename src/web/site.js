@@ -29,12 +29,25 @@ function enhance(form) {
    * @type {{ body: string, key: string } | null}
    */
   let unsettled = null;
+  /**
+   * True from a confirmation until the person types in the form again. The form is emptied on
+   * success, so a late second click or Enter would otherwise find every required field empty and
+   * replace the confirmation, and its reference, with "Please correct the 4 highlighted fields."
+   */
+  let confirmed = false;
 
   for (const field of fields) field.control.addEventListener('input', () => clearFieldError(field));
+  form.addEventListener('input', () => {
+    confirmed = false;
+  });
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     if (busy) return; // a second click or Enter while sending: the first request is on its way
+    if (confirmed) {
+      status.focus(); // the emptied form sent again: the confirmation stays, and is read out again
+      return;
+    }
     clearErrors();
 
     const missing = fields.filter((field) => field.control.required && field.control.value.trim() === '');
@@ -68,12 +81,17 @@ function enhance(form) {
     }
   });
 
+  // The page renders the form hidden: without this script it could only post form-encoded data to
+  // a JSON API (a 415). Shown once its handlers are in place; the <noscript> note names the email.
+  form.hidden = false;
+
   /** @param {Response} response */
   async function showAnswer(response) {
     if (response.ok) {
       unsettled = null;
       const confirmation = (await response.text()).trim();
       form.reset();
+      confirmed = true;
       showStatus('success', confirmation);
       return;
     }

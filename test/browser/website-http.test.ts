@@ -70,6 +70,9 @@ describe('GET /', () => {
       expect(html).toMatch(new RegExp(`<(input|textarea) id="${name}" name="${name}" maxlength="${maxLength}"`));
     }
     expect(html).toContain('action="/api/contact" method="post"');
+    // Hidden until site.js takes it over: without the script it could only post form data to a JSON API.
+    expect(html).toMatch(/<form id="inquiry-form"[^>]* hidden[ >]/);
+    expect(html).toMatch(/<noscript>[\s\S]*This form needs JavaScript[\s\S]*mailto:[\s\S]*<\/noscript>/);
   });
 
   it('escapes every profile value and links the website only when it is http(s)', async () => {

@@ -78,9 +78,9 @@ afterEach(async () => {
 });
 
 /** A fresh context and page on the contact page, recording requests, console errors, page errors and CSP violations. */
-async function openPage(viewport = DESKTOP): Promise<Session> {
+async function openPage(viewport = DESKTOP, { javaScriptEnabled = true } = {}): Promise<Session> {
   if (!browser) throw new Error(`chromium could not be launched from ${CHROMIUM}: ${String(launchError)}`);
-  const context = await browser.newContext({ viewport, locale: 'en-GB' });
+  const context = await browser.newContext({ viewport, locale: 'en-GB', javaScriptEnabled });
   context.setDefaultTimeout(10_000);
   // CSP violations also reach the console, but the event names the directive and the blocked URL.
   await context.addInitScript(`
@@ -316,6 +316,72 @@ describe('the contact page', () => {
     await confirmation(page);
     expect(contactPosts(session)).toHaveLength(1);
     expect(await countInquiries()).toBe(before + 1);
+  });
+
+  it('keeps the confirmation and its reference when the emptied form is sent again, and sends a new inquiry once typed', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const before = await countInquiries();
+    await fillForm(page, { firstName: 'Frances', lastName: 'Allen', email: 'frances@example.com', message: 'Once, please.' });
+    const send = page.getByRole('button', { name: 'Send inquiry' });
+    await send.click();
+    // The answer has arrived and the form is empty again: a slow second click lands now.
+    const reference = referenceOf(await confirmation(page));
+    await send.click();
+    await page.getByLabel('Email').press('Enter'); // and Enter in an emptied field
+
+    const status = page.locator('#form-status');
+    expect(await status.getAttribute('class')).toBe('status status--success');
+    expect(await status.textContent()).toContain(reference);
+    expect(await status.isVisible()).toBe(true);
+    expect(await page.locator('[aria-invalid]').count()).toBe(0);
+    expect(await page.locator('.field__error:not([hidden])').count()).toBe(0);
+    expect(contactPosts(session)).toHaveLength(1);
+    expect(await countInquiries()).toBe(before + 1);
+
+    // Typing starts a new inquiry: it is checked and sent as usual.
+    await page.getByLabel('Message').fill('And a second project.');
+    await send.click();
+    expect((await activeElement(page)).id).toBe('firstName'); // the required-field check runs again
+    expect(await page.locator('[aria-invalid="true"]').count()).toBe(3);
+    await fillForm(page, { firstName: 'Frances', lastName: 'Allen', email: 'frances@example.com', message: 'And a second project.' });
+    await send.click();
+    const next = page.locator('#form-status.status--success', { hasNotText: reference });
+    await next.waitFor();
+    expect(referenceOf((await next.textContent()) ?? '')).not.toBe(reference);
+    expect(contactPosts(session)).toHaveLength(2);
+    expect(await countInquiries()).toBe(before + 2);
+  });
+
+  it('without JavaScript, offers no form to send and names the studio’s email address', async () => {
+    const session = await openPage(DESKTOP, { javaScriptEnabled: false });
+    const { page } = session;
+
+    // The page still reads well: the studio, its services, and how to reach it.
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(testApp.profile.name);
+    expect(await page.getByRole('region', { name: 'Services' }).getByRole('listitem').count()).toBe(testApp.profile.services.length);
+    const notice = page.locator('#inquiry .notice');
+    expect(await notice.isVisible()).toBe(true);
+    expect(await notice.textContent()).toContain('This form needs JavaScript');
+    const mailto = notice.getByRole('link', { name: testApp.profile.email });
+    expect(await mailto.isVisible()).toBe(true);
+    expect(await mailto.getAttribute('href')).toBe(`mailto:${testApp.profile.email}`);
+
+    // No form to fill in or send: nothing would answer it but the JSON API.
+    expect(await page.locator('#inquiry-form').isVisible()).toBe(false);
+    expect(await page.getByRole('button', { name: 'Send inquiry' }).count()).toBe(0);
+    for (const label of ['First name', 'Last name', 'Email', 'Company (optional)', 'Message']) {
+      expect(await page.getByLabel(label, { exact: true }).isVisible(), label).toBe(false);
+    }
+    // Tabbing through the whole page reaches no form control.
+    const reached = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      await page.keyboard.press('Tab');
+      reached.add(await page.evaluate<string>('document.activeElement.tagName'));
+    }
+    expect([...reached].filter((tag) => ['INPUT', 'TEXTAREA', 'BUTTON'].includes(tag))).toEqual([]);
+    expect(session.requests.filter((request) => request.method !== 'GET')).toEqual([]);
+    await page.screenshot({ path: `${ARTIFACTS}contact-page-no-javascript.png`, fullPage: true });
   });
 
   it('says when to retry after a 429, explains a server error, and retries the same inquiry under the same Idempotency-Key', async () => {
