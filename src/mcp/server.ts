@@ -14,9 +14,9 @@ import { DomainError, ValidationError } from '../errors.js';
 import { confirmationText } from '../inquiries/confirmation.js';
 import type { InquiryService } from '../inquiries/service.js';
 import type { StudioProfile } from '../studio/profile.js';
-import type { FieldError } from '../validation/ajv.js';
+import { ajv, type FieldError } from '../validation/ajv.js';
 import type { WindowLimiter } from './rate-limit.js';
-import { TOOLS } from './tools.js';
+import { IDEMPOTENCY_KEY_PROPERTY, IDEMPOTENCY_KEY_RULE, TOOLS } from './tools.js';
 
 export const MCP_SERVER_NAME = 'studio-inquiry';
 export const MCP_SERVER_VERSION = '1.0.0';
@@ -37,6 +37,10 @@ const result = (structured: Record<string, unknown>): CallToolResult => ({
 });
 
 const toolError = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+
+/** The advertised schema of the argument is its check: what tools/list promises is what is accepted. */
+const validIdempotencyKey = ajv.compile<string>(IDEMPOTENCY_KEY_PROPERTY);
+const isIdempotencyKey = (key: unknown): key is string | undefined => key === undefined || validIdempotencyKey(key);
 
 export function buildMcpServer(context: McpContext): Server {
   const server = new Server(
@@ -81,11 +85,12 @@ function studioInfo({ profile, urls }: McpContext) {
 
 async function submitInquiry(context: McpContext, args: Record<string, unknown>): Promise<CallToolResult> {
   const { idempotencyKey, ...fields } = args;
-  if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string') {
-    return toolError('idempotencyKey: must be a string such as a UUID. Fix it and call submit_inquiry again.');
-  }
-  // Validated first, so that (as on HTTP) only well-formed inquiries count against the rate limit.
+  // Validated first, the key too, so that (as on HTTP) only well-formed inquiries count against the
+  // rate limit; a bad key is listed with the bad fields.
   const errors = context.inquiries.fieldErrors(fields);
+  if (!isIdempotencyKey(idempotencyKey)) {
+    return invalidFields([...errors, { pointer: '/idempotencyKey', detail: `must be ${IDEMPOTENCY_KEY_RULE}` }]);
+  }
   if (errors.length > 0) return invalidFields(errors);
   const retryAfter = await context.limiter.take(context.clientAddress);
   if (retryAfter > 0) {

@@ -5,11 +5,19 @@ import { inquirySchema } from '../inquiries/schema.js';
 
 const text = { type: 'string' } as const;
 
+/**
+ * The Idempotency-Key header's rule (checkIdempotencyKey: 1-255 visible ASCII characters, U+0021 to
+ * U+007E) minus the double quote. The header may wrap its key in quotes (a structured-field string)
+ * and the quotes are then dropped; an argument is already a JSON string, so it has no quoting: what
+ * the agent sends is the key, checked by this very schema and stored as sent.
+ */
+export const IDEMPOTENCY_KEY_RULE = '1-255 visible ASCII characters, without spaces or double quotes (e.g. a UUID)';
 export const IDEMPOTENCY_KEY_PROPERTY = {
   type: 'string',
   minLength: 1,
   maxLength: 255,
-  description: 'Optional. Any unique string (e.g. a UUID). Retrying with the same key and fields never creates a second inquiry.',
+  pattern: '^[!#-~]+$',
+  description: `Optional. A key unique to this inquiry: ${IDEMPOTENCY_KEY_RULE}. Retrying with the same key and fields never creates a second inquiry.`,
 } as const;
 
 export const submitInquiryInputSchema = {

@@ -1,7 +1,7 @@
 // The MCP side of the OpenAPI document: POST /mcp (streamable HTTP, stateless, JSON responses) with
 // its JSON-RPC envelope and the tools' argument schemas taken from src/mcp/tools.ts, GET and DELETE
 // /mcp (405), and the server card at both of its addresses.
-import { MCP_BODY_LIMIT_BYTES, serverCard } from '../http/routes/mcp.js';
+import { MCP_BODY_LIMIT_BYTES, NOT_JSON_MESSAGE, serverCard } from '../http/routes/mcp.js';
 import { TOOLS } from '../mcp/tools.js';
 import {
   type Area,
@@ -12,10 +12,8 @@ import {
   JSON_TYPE,
   type Json,
   type Operation,
-  PROBLEM_TYPE,
   PUBLIC_HEADERS,
   parameterRef,
-  problemMedia,
   problemResponse,
   ref,
 } from './common.js';
@@ -180,14 +178,16 @@ export function mcpArea({ config, profile }: AreaContext): Area {
       202: { description: 'Only notifications or responses were sent: accepted, no body.' },
       400: {
         description:
-          'Not a JSON-RPC message, a batch too large, or an unsupported MCP-Protocol-Version (JSON-RPC error); ' +
-          'or a body that is not JSON at all (problem+json).',
+          'A JSON-RPC error with id null: a body that is not JSON (malformed, empty, or with a `__proto__` key) or not a ' +
+          'JSON-RPC message is a Parse error (-32700); an unsupported MCP-Protocol-Version is -32000.',
         content: {
           [JSON_TYPE]: {
             schema: ref('JsonRpcError'),
-            examples: { invalid: example('Not JSON-RPC', jsonRpcError('Parse error: Invalid JSON-RPC message', -32700)) },
+            examples: {
+              notJson: example('Not JSON', jsonRpcError(NOT_JSON_MESSAGE, -32700)),
+              invalid: example('Not JSON-RPC', jsonRpcError('Parse error: Invalid JSON-RPC message', -32700)),
+            },
           },
-          [PROBLEM_TYPE]: problemMedia(400, [{ error: 'invalid_json', detail: 'The request body is not valid JSON.' }]),
         },
       },
       403: problemResponse(403, 'A browser Origin outside CORS_ORIGINS.', [

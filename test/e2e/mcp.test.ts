@@ -1,8 +1,9 @@
 // The MCP server through the official SDK client over a real socket: tools, their schemas, each
 // call, validation errors an agent can act on, idempotency, bearer attribution, concurrency, Origin
-// checks and the server card.
+// checks, JSON-RPC parse errors, the server card and the rate limit.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inquirySchema } from '../../src/inquiries/schema.js';
 import { submitInquiryInputSchema } from '../../src/mcp/tools.js';
@@ -120,6 +121,21 @@ describe('tools', () => {
     await client.close();
   });
 
+  it('advertises the idempotencyKey rule in its input schema and accepts exactly the keys the schema accepts', async () => {
+    const client = await connect();
+    const submit = (await client.listTools()).tools.find((tool) => tool.name === 'submit_inquiry');
+    // Checked as an agent would check its arguments before calling: with the advertised schema.
+    const advertised = new Ajv2020({ strict: false }).compile(submit?.inputSchema.properties?.idempotencyKey as object);
+    const keys = ['3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b', 'has space', '', '"quoted"', 'tab\tkey', 'clé', 'k'.repeat(255), 'k'.repeat(256)];
+    for (const [index, key] of keys.entries()) {
+      const answer = await call(client, 'submit_inquiry', validInquiry({ message: `key rule ${index}`, idempotencyKey: key }));
+      expect({ key, accepted: !answer.isError }).toEqual({ key, accepted: advertised(key) });
+      if (answer.isError) expect(answer.content[0]?.text).toMatch(/- idempotencyKey: must be 1-255 visible ASCII characters/);
+    }
+    expect(keys.filter((key) => advertised(key))).toEqual([keys[0], keys[6]]);
+    await client.close();
+  });
+
   it('attributes submissions to the client of a valid bearer token, and never loses one with a bad token', async () => {
     const registration = await testApp.services.auth.register({ type: 'anonymous', client_name: 'MCP agent' });
     const { access_token } = await testApp.services.auth.token({
@@ -188,6 +204,43 @@ describe('the HTTP endpoint', () => {
     expect(response.status).toBe(400);
   });
 
+  it.each([
+    ['malformed JSON', '{"jsonrpc": "2.0",'],
+    ['an empty body', ''],
+    ['a prototype-poisoning key', '{"jsonrpc":"2.0","id":1,"method":"tools/list","__proto__":{"polluted":true}}'],
+  ])('answers %s with a JSON-RPC Parse error, with the security headers and the request id', async (_case, body) => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body,
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('content-security-policy')).toBeTruthy();
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: expect.stringMatching(/^Parse error: /) },
+    });
+  });
+
+  it('still answers a body too large (413) and one that is not JSON (415) with problem+json', async () => {
+    const headers = { accept: 'application/json, text/event-stream' };
+    const large = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(129 * 1024) } }),
+    });
+    expect(large.status).toBe(413);
+    expect(await large.json()).toMatchObject({ error: 'payload_too_large' });
+    const text = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: 'hello' });
+    expect(text.status).toBe(415);
+    expect(text.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(text.headers.get('x-request-id')).toBeTruthy();
+  });
+
   it('serves the server card at both addresses, open and cacheable', async () => {
     for (const path of ['/.well-known/mcp/server-card.json', '/mcp/server-card']) {
       const response = await fetch(`${base}${path}`);
@@ -223,6 +276,29 @@ describe('rate limit', () => {
       const seconds = Number(/Retry after (\d+) seconds/.exec(limitedResult.content[0]?.text ?? '')?.[1]);
       expect(seconds).toBeGreaterThan(0);
       expect(seconds).toBeLessThanOrEqual(60);
+      await client.close();
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('does not count a call with a malformed idempotencyKey, and names the argument and its rule', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, listen: true, startWorker: false });
+    try {
+      const client = new Client({ name: 'test-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${limited.baseUrl}/mcp`)));
+      for (const idempotencyKey of ['has space', '', 42]) {
+        const refused = await call(client, 'submit_inquiry', validInquiry({ message: 'bad key', idempotencyKey }));
+        expect(refused.isError).toBe(true);
+        const text = refused.content[0]?.text ?? '';
+        expect(text).toContain('fix these fields');
+        expect(text).toContain('- idempotencyKey: must be 1-255 visible ASCII characters');
+        expect(text).not.toContain('Idempotency-Key');
+      }
+      expect((await limited.services.store.inquiries.list({ limit: 10 })).length).toBe(0);
+      const accepted = await call(client, 'submit_inquiry', validInquiry({ message: 'good key', idempotencyKey: 'good-key-1' }));
+      expect(accepted.isError).toBeFalsy();
+      expect((await call(client, 'submit_inquiry', validInquiry({ message: 'over the limit' }))).content[0]?.text).toMatch(/Retry after/);
       await client.close();
     } finally {
       await limited.close();

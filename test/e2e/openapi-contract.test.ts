@@ -357,7 +357,7 @@ describe('MCP', () => {
     params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'contract', version: '1.0.0' } },
   };
 
-  it('POST /mcp: 200, 202, 400 (JSON-RPC and problem+json), 403, 406, 413 and 415', async () => {
+  it('POST /mcp: 200, 202, 400 (JSON-RPC), 403, 406, 413 and 415', async () => {
     expect(await rpc(initialize)).toMatchObject({
       status: 200,
       json: { jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'studio-inquiry' } } },
@@ -377,7 +377,7 @@ describe('MCP', () => {
       { accept: MCP_ACCEPT, 'mcp-protocol-version': '1999-01-01' },
     );
     expect(badVersion).toMatchObject({ status: 400, json: { error: { code: -32000 } } });
-    expect(await rpc('{')).toMatchObject({ status: 400, json: { error: 'invalid_json' } });
+    expect(await rpc('{')).toMatchObject({ status: 400, json: { jsonrpc: '2.0', id: null, error: { code: -32700 } } });
     expect(await rpc(initialize, { accept: MCP_ACCEPT, origin: 'https://elsewhere.example' })).toMatchObject({
       status: 403,
       json: { error: 'origin_not_allowed' },

@@ -2,7 +2,7 @@
 // nothing kept between requests, so any number of instances can serve it); GET and DELETE answer
 // 405. Also the server card, at /.well-known/mcp/server-card.json and /mcp/server-card.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { AgentAuth } from '../../auth/service.js';
 import { authUrls } from '../../auth/urls.js';
@@ -18,6 +18,15 @@ import { bearerClient } from './contact.js';
 /** An inquiry at its longest is ~11 KB; JSON-RPC framing and a batch of calls fit well within this. */
 export const MCP_BODY_LIMIT_BYTES = 128 * 1024;
 const CARD_MAX_AGE_SECONDS = 3600;
+const JSON_RPC_PARSE_ERROR = -32700;
+export const NOT_JSON_MESSAGE =
+  'Parse error: the request body is not valid JSON (keys named __proto__ or constructor.prototype are refused too); send a JSON-RPC message.';
+/** Fastify's JSON parser refusals, as JSON-RPC Parse error messages (fixed texts). */
+const PARSE_ERRORS: Record<string, string> = {
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Parse error: the request body is empty; send a JSON-RPC message.',
+  // Also raised for prototype-poisoning keys, which the parser refuses outright.
+  FST_ERR_CTP_INVALID_JSON_BODY: NOT_JSON_MESSAGE,
+};
 
 export interface McpRouteOptions {
   readonly config: Config;
@@ -31,7 +40,7 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
   const urls = authUrls(config.publicUrl);
   const limiter = createWindowLimiter(config.rateLimitInquiries, redis);
 
-  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES }, async (request, reply) => {
+  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES, errorHandler: jsonRpcParseError }, async (request, reply) => {
     // MCP transport spec, "Security Warning": validate Origin against DNS rebinding. A browser page
     // from another origin is refused; clients that send no Origin (agents, servers) are not browsers.
     const origin = request.headers.origin;
@@ -76,6 +85,22 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       reply.header('access-control-allow-origin', '*').header('cache-control', `public, max-age=${CARD_MAX_AGE_SECONDS}`).send(card),
     );
   }
+}
+
+/**
+ * JSON-RPC 2.0 §5.1: a body that is not JSON is a Parse error (-32700) with id null (no id could be
+ * read), the shape MCP clients parse; Fastify's JSON parser refuses it before the route runs. The
+ * security headers and X-Request-Id are already set (onRequest). Any other error (413, 415, 500)
+ * is thrown on to the app's handler, as problem+json like every other endpoint's HTTP-level refusals.
+ */
+function jsonRpcParseError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const message = error.code === undefined ? undefined : PARSE_ERRORS[error.code];
+  if (message === undefined) throw error;
+  request.log.debug({ err: error }, 'request rejected');
+  return reply
+    .code(400)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', id: null, error: { code: JSON_RPC_PARSE_ERROR, message } });
 }
 
 /** The server card: the current fields and the earlier ones scanners still read, in one document. */
