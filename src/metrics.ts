@@ -1,12 +1,27 @@
 // Prometheus metrics (prom-client): requests by route and status, inquiries accepted, deliveries by
 // channel and state (read from the outbox at scrape time, so every instance reports the shared
 // truth), delivery latency, and the process's own metrics.
+
+import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Outbox } from './storage/store.js';
+import type { DeliveryStatus, Outbox } from './storage/store.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>) {
+const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed', 'dead'];
+/**
+ * How long a scrape waits for the outbox's counts: well inside Prometheus's default scrape timeout
+ * (10 s), so that while the database is away the rest (requests, process) is still reported.
+ */
+export const OUTBOX_COUNT_TIMEOUT_MS = 2_000;
+
+export interface MetricsOptions {
+  /** The configured channels: each reports every status, 0 included, from the first scrape on. */
+  readonly channels: readonly string[];
+  readonly logger?: Pick<Logger, 'warn'>;
+}
+
+export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>, { channels, logger }: MetricsOptions) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'studio_inquiry_' });
   const requests = new Counter({
@@ -21,14 +36,45 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>) {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  type Counts = Awaited<ReturnType<typeof outbox.countByChannelAndStatus>>;
+  /** One read of the outbox per scrape, shared by the two gauges below (collected at once); null when it failed. */
+  let reading: Promise<Counts | null> | undefined;
+  const readOutbox = (): Promise<Counts | null> => {
+    reading ??= withTimeout(outbox.countByChannelAndStatus(), OUTBOX_COUNT_TIMEOUT_MS)
+      .catch((error: unknown) => {
+        // The other metrics are what an operator needs most while the database is away.
+        logger?.warn({ err: error }, 'could not count the deliveries for /metrics');
+        return null;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  new Gauge({
+    name: 'studio_inquiry_outbox_readable',
+    help: 'Whether this scrape read the deliveries from the database (1) or could not (0: studio_inquiry_deliveries is left out).',
+    registers: [registry],
+    async collect() {
+      this.set((await readOutbox()) === null ? 0 : 1);
+    },
+  });
   new Gauge({
     name: 'studio_inquiry_deliveries',
-    help: 'Deliveries in the outbox, by channel and status (pending, succeeded, failed, dead).',
+    help:
+      'Deliveries in the outbox, by channel and status (pending, succeeded, failed, dead). Read from the shared database: ' +
+      'every instance reports the same figures, so aggregate over instances with max(), not sum().',
     labelNames: ['channel', 'status'],
     registers: [registry],
     async collect() {
       this.reset();
-      for (const { channel, status, count } of await outbox.countByChannelAndStatus()) this.set({ channel, status }, count);
+      const counts = await readOutbox();
+      if (counts === null) return;
+      // A status with no delivery reads 0 rather than disappearing, so alerts on it keep working.
+      for (const channel of new Set([...channels, ...counts.map((row) => row.channel)])) {
+        for (const status of DELIVERY_STATUSES) this.set({ channel, status }, 0);
+      }
+      for (const { channel, status, count } of counts) this.set({ channel, status }, count);
     },
   });
   const deliveryLatency = new Histogram({
@@ -39,4 +85,17 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>) {
     registers: [registry],
   });
   return { registry, requests, inquiries, deliveryLatency };
+}
+
+/** Rejects once `ms` have passed; the promise itself runs on (its result is then ignored). */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -66,7 +66,7 @@ export async function createServices(
   const keys = await SigningKeys.load(store);
   const channels = createChannels(config, profile);
   const now = options.now ?? (() => new Date());
-  const metrics = createMetrics(store.outbox);
+  const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
   // Commands wait (bounded) while Redis reconnects; the rate limiter lets requests through on errors.
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true }) : null;
   redis?.on('error', (error: Error) => logger.warn({ err: error }, 'Redis is not answering; rate limits are not enforced meanwhile'));
@@ -108,14 +108,17 @@ export async function createServices(
     onAccepted: (outcome) => metrics.inquiries.inc({ outcome }),
     ...(options.now && { now: options.now }),
   });
-  const maintenance = setInterval(() => {
+  const purge = () => {
     Promise.all([
       store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),
       store.auth.purgeExpired(now()),
     ]).catch((error: unknown) => {
       logger.warn({ err: error }, 'could not purge expired idempotency keys and revocations');
     });
-  }, MAINTENANCE_INTERVAL_MS).unref();
+  };
+  // At start too: an instance restarted more often than the interval would otherwise never purge.
+  purge();
+  const maintenance = setInterval(purge, MAINTENANCE_INTERVAL_MS).unref();
   return {
     store,
     keys,

@@ -332,7 +332,8 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
     async requeue(now, reference) {
       let query = db
         .updateTable('deliveries')
-        // A fresh retry window: a re-queued delivery is retried as long as a new one.
+        // A fresh retry window, tried at once: a re-queued delivery is retried as long as a new one. Its
+        // attempts stay counted (they number its records and fence them), so later waits keep their spacing.
         .set({ status: 'pending', run_at: now.getTime(), queued_at: now.getTime(), locked_until: null, locked_by: null, finished_at: null })
         .where('status', 'in', ['failed', 'dead']);
       // Without a reference: every inquiry delivery, never service mail (a code mailed long ago is

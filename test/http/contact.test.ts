@@ -1,9 +1,12 @@
 // POST /api/contact in process (app.inject): the happy path, every documented error, idempotency,
 // duplicate folding and the rate limit.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REFERENCE_PATTERN } from '../../src/inquiries/reference.js';
 import { INQUIRY_LIMITS } from '../../src/inquiries/schema.js';
-import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { referenceOf, startTestApp, type TestApp, tempDir, validInquiry } from '../helpers/app.js';
 import { TEST_WEBHOOK_SECRET } from '../helpers/webhook.js';
 
 let testApp: TestApp;
@@ -210,6 +213,30 @@ describe('POST /api/contact rejects bad input with problem details', () => {
 });
 
 describe('Idempotency-Key', () => {
+  it('is forgotten after 24 hours, by an instance as soon as it starts', async () => {
+    const dir = tempDir();
+    testApp = await startTestApp({ dir, startWorker: false });
+    const headers = { 'idempotency-key': 'a-day-old' };
+    const first = await post(validInquiry(), headers);
+    await testApp.close();
+    // A day and an hour later (the key's time set back), a new instance starts on the same database.
+    const opened = await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') });
+    await opened.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: Date.now() - 25 * 60 * 60 * 1000 })
+      .execute();
+    await opened.db.destroy();
+    testApp = await startTestApp({ dir, startWorker: false });
+    const keys = () => testApp.services.store.idempotency.findMany(['a-day-old']);
+    for (let waited = 0; (await keys()).size > 0 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await keys()).size).toBe(0);
+    // The key is free again: another inquiry with it is a new one, not a 422.
+    const later = await post(validInquiry({ message: 'Another project entirely.' }), headers);
+    expect(later.statusCode).toBe(200);
+    expect(referenceOf(later.body)).not.toBe(referenceOf(first.body));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('answers a repeated key and body with the same response, storing and delivering once', async () => {
     testApp = await startTestApp({ env: WITH_WEBHOOK, startWorker: false });
     const headers = { 'idempotency-key': '"6f1c2b8e-5d0a-4a57-9d3e-2b9f0f3c1a77"' };

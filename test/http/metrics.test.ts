@@ -39,6 +39,10 @@ describe('GET /metrics', () => {
     expect(text).toContain('studio_inquiry_inquiries_accepted_total{outcome="created"} 1');
     expect(text).toContain('studio_inquiry_inquiries_accepted_total{outcome="duplicate"} 1');
     expect(text).toContain('studio_inquiry_deliveries{channel="webhook",status="pending"} 1');
+    // Every status of every configured channel is reported, those without deliveries as 0.
+    for (const status of ['succeeded', 'failed', 'dead'])
+      expect(text).toContain(`studio_inquiry_deliveries{channel="webhook",status="${status}"} 0`);
+    expect(text).toContain('studio_inquiry_outbox_readable 1');
     expect(text).toContain('# TYPE studio_inquiry_delivery_latency_seconds histogram');
     expect(text).toContain('studio_inquiry_process_cpu_user_seconds_total');
   });
@@ -56,6 +60,18 @@ describe('GET /metrics', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('still reports requests and process metrics while the database cannot be read, and says so', async () => {
+    testApp = await startTestApp({ env: { METRICS_TOKEN: TOKEN, WEBHOOK_URL: 'http://127.0.0.1:9/closed' }, startWorker: false });
+    await testApp.app.inject({ method: 'POST', url: '/api/contact', payload: validInquiry() });
+    await testApp.services.store.close();
+    const response = await testApp.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain('studio_inquiry_http_requests_total{method="POST",route="/api/contact",status="200"} 1');
+    expect(response.body).toContain('studio_inquiry_process_cpu_user_seconds_total');
+    expect(response.body).toContain('studio_inquiry_outbox_readable 0');
+    expect(response.body).not.toMatch(/^studio_inquiry_deliveries\{/m);
   });
 
   it('refuses a short METRICS_TOKEN at start-up', async () => {
