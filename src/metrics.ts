@@ -4,6 +4,7 @@
 
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { withTimeout } from './deadline.js';
 import type { DeliveryStatus, Outbox } from './storage/store.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -85,17 +86,4 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>, {
     registers: [registry],
   });
   return { registry, requests, inquiries, deliveryLatency };
-}
-
-/** Rejects once `ms` have passed; the promise itself runs on (its result is then ignored). */
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

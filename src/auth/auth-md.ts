@@ -300,7 +300,7 @@ const errorTable = () => `## 9. Error codes
 | \`invalid_json\` | 400 | /api/contact | the body is not valid JSON |
 | \`invalid_idempotency_key\` | 400 | /api/contact | the \`Idempotency-Key\` header is malformed |
 | \`payload_too_large\` | 413 | /api/contact | the body is above the limit (section 8) |
-| \`unsupported_media_type\` | 415 | /api/contact | the body is not \`application/json\` in UTF-8 |
+| \`unsupported_media_type\` | 415 | /api/contact, /agent/*, /mcp | the body is not \`application/json\` in UTF-8 |
 | \`idempotency_key_reused\` | 422 | /api/contact | the key was used with another body |
 | \`inquiry_not_stored\` | 500 | /api/contact | nothing was stored; retry with the same key |
 | \`internal_error\` | 500 | /api/contact, /agent/register, /agent/claim | something failed on the server; retry later |

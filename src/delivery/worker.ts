@@ -3,6 +3,7 @@
 // rows again on the next start.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { settlesWithin } from '../deadline.js';
 import { GroupCommitter } from '../storage/group-commit.js';
 import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
@@ -140,14 +141,8 @@ export class DeliveryWorker {
     const drained = (async () => {
       await this.pumping;
       while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
-      return true;
     })();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), graceMs);
-    });
-    const finished = await Promise.race([drained, expired]);
-    clearTimeout(timer);
+    const finished = await settlesWithin(drained, graceMs);
     // Renewed until now, so the grace cannot let a lease lapse; from here a send still running is
     // left to its lease.
     clearInterval(this.renewTimer);

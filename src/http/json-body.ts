@@ -17,7 +17,7 @@ export function registerJsonParser(app: FastifyInstance): void {
     if (charset !== undefined && !UTF8_LABELS.has(charset.toLowerCase())) {
       done(
         new UnsupportedMediaTypeError(
-          `JSON must be sent in UTF-8 (RFC 8259), not ${charset.slice(0, 40)}: send Content-Type: application/json or application/json; charset=utf-8.`,
+          `JSON must be sent in UTF-8 (RFC 8259), not ${charset === '' ? 'an empty charset' : charset.slice(0, 40)}: send Content-Type: application/json or application/json; charset=utf-8.`,
         ),
         undefined,
       );

@@ -13,7 +13,7 @@ import { type InquiryInput, inquirySchema } from './schema.js';
 export const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 /** An Idempotency-Key is remembered this long (then the maintenance task forgets it). */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
-const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
 export const validateInquiry = ajv.compile<InquiryInput>(inquirySchema);
 

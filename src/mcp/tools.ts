@@ -2,6 +2,7 @@
 // submit_inquiry is the Inquiry schema itself (its very property objects), plus an optional
 // idempotencyKey: one wire shape, two doors.
 import { inquirySchema } from '../inquiries/schema.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../inquiries/service.js';
 
 const text = { type: 'string' } as const;
 
@@ -11,11 +12,11 @@ const text = { type: 'string' } as const;
  * and the quotes are then dropped; an argument is already a JSON string, so it has no quoting: what
  * the agent sends is the key, checked by this very schema and stored as sent.
  */
-export const IDEMPOTENCY_KEY_RULE = '1-255 visible ASCII characters, without spaces or double quotes (e.g. a UUID)';
+export const IDEMPOTENCY_KEY_RULE = `1-${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters, without spaces or double quotes (e.g. a UUID)`;
 export const IDEMPOTENCY_KEY_PROPERTY = {
   type: 'string',
   minLength: 1,
-  maxLength: 255,
+  maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
   pattern: '^[!#-~]+$',
   description: `Optional. A key unique to this inquiry: ${IDEMPOTENCY_KEY_RULE}. Retrying with the same key and fields never creates a second inquiry.`,
 } as const;

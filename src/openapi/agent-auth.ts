@@ -49,7 +49,7 @@ const INVALID_JSON: ProblemCase = { error: 'invalid_json', detail: 'The request 
 function agentErrors(): Record<string, Response> {
   return {
     413: problemResponse(413, `The body is larger than ${LIMIT_KIB} KiB.`, [TOO_LARGE]),
-    415: problemResponse(415, 'The body is not JSON.', [NOT_JSON]),
+    415: problemResponse(415, 'The body is not JSON, or is JSON in a charset other than UTF-8.', [NOT_JSON]),
     429: problemResponse(429, 'Too many requests from this client address; wait Retry-After seconds.', [RATE_LIMITED], {
       'Retry-After': headerRef('Retry-After'),
       ...RATE_LIMIT_HEADERS,

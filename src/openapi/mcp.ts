@@ -210,7 +210,7 @@ export function mcpArea({ config, profile }: AreaContext): Area {
       413: problemResponse(413, `The body is larger than ${LIMIT_KIB} KiB.`, [
         { error: 'payload_too_large', detail: `The request body is larger than ${LIMIT_KIB} KiB.` },
       ]),
-      415: problemResponse(415, 'The body is not application/json.', [
+      415: problemResponse(415, 'The body is not application/json, or is JSON in a charset other than UTF-8.', [
         { error: 'unsupported_media_type', detail: 'Send the request body as JSON with Content-Type: application/json.' },
       ]),
       500: problemResponse(500, 'The request failed on the service side.', [INTERNAL_ERROR]),

@@ -313,12 +313,15 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
     },
     async renewLeases(deliveryIds, owner, until) {
       if (deliveryIds.length === 0) return 0;
-      // heldBy is the fence: on PostgreSQL an UPDATE that waited for a row another worker's claim
-      // had locked re-checks locked_by once that claim commits, and then leaves the row alone.
+      // heldBy is the fence. On PostgreSQL a row locked right now is skipped, not waited for: it is
+      // being recorded (its lease ends with that) or claimed by another worker (it is no longer ours),
+      // and an UPDATE taking the rows one by one would deadlock with an attempt record that holds
+      // one of them and asks for another.
+      const held = db.selectFrom('deliveries').select('id').where(heldBy(deliveryIds, owner));
       const result = await db
         .updateTable('deliveries')
         .set({ locked_until: until.getTime() })
-        .where(heldBy(deliveryIds, owner))
+        .where('id', 'in', dialect === 'postgres' ? held.forUpdate().skipLocked() : held)
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },

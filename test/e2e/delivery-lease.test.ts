@@ -3,6 +3,7 @@
 // once, and most of its sends wait for one of its 4 SMTP connections far longer than the lease.
 // While it is alive, it renews those leases: the other worker takes none of them over, each inquiry
 // is mailed once, and every attempt is recorded. On both backends.
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmailChannel } from '../../src/delivery/email.js';
@@ -12,7 +13,7 @@ import { openDatabase } from '../../src/storage/database.js';
 import { createStore } from '../../src/storage/store.js';
 import { loadStudioProfile } from '../../src/studio/profile.js';
 import { validInquiry } from '../helpers/app.js';
-import { BACKENDS } from '../helpers/databases.js';
+import { BACKENDS, freshPostgres } from '../helpers/databases.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 
 const LEASE_MS = 4_000;
@@ -71,20 +72,21 @@ describe.each(BACKENDS)('two workers on one $name database, a slow SMTP server a
     for (let i = 0; i < INQUIRIES; i++) {
       await inquiries.submit(validInquiry({ email: `person-${i}@example.com`, message: `slow mail ${i}` }));
     }
-    const held = async () =>
+    // Held by A, or already sent by it: none is left for B to claim unless a lease of A's lapses.
+    const takenByA = async () =>
       Number(
         (
           await a.db
             .selectFrom('deliveries')
             .select((eb) => eb.fn.countAll().as('count'))
-            .where('locked_by', '=', a.worker.id)
+            .where((eb) => eb.or([eb('locked_by', '=', a.worker.id), eb('status', '=', 'succeeded')]))
             .executeTakeFirstOrThrow()
         ).count,
       );
 
     // A claims every delivery in one go; only then does B start, and finds them all leased.
     await a.worker.start();
-    await until(async () => (await held()) === INQUIRIES, 5_000);
+    await until(async () => (await takenByA()) === INQUIRIES, 5_000);
     await b.worker.start();
 
     // A's last sends finish about 8 s (32 mails, 4 connections, 1 s each) after its claim: twice the lease.
@@ -122,5 +124,32 @@ describe.each(BACKENDS)('two workers on one $name database, a slow SMTP server a
     // Taken over: the first owner's renewal no longer touches it, and the other's lease ends on time.
     expect(await store.outbox.renewLeases([id], 'worker-a', at(100 * LEASE_MS))).toBe(0);
     expect(await store.outbox.claimDue(at(4 * LEASE_MS), 10, LEASE_MS, 'worker-c')).toHaveLength(1);
+  });
+});
+
+describe('lease renewal on PostgreSQL', () => {
+  it('skips a lease whose row another transaction holds instead of waiting for it (it would deadlock with an attempt record)', async () => {
+    const database = await freshPostgres();
+    cleanups.push(() => database.drop());
+    const store = createStore(await openDatabase(database.config));
+    cleanups.push(() => store.close());
+    const now = new Date();
+    for (const id of ['message-1', 'message-2']) {
+      await store.outbox.enqueueMessage({ id, to: 'ada@example.com', subject: 'Your code', body: '123456' }, 'email', now);
+    }
+    const ids = (await store.outbox.claimDue(now, 10, LEASE_MS, 'worker-a')).map((due) => due.delivery.id);
+    expect(ids).toHaveLength(2);
+
+    // Another transaction (an attempt record, say) holds the second row and will ask for the first.
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    cleanups.push(() => other.end());
+    await other.query('begin');
+    await other.query('update deliveries set last_error = null where id = $1', [ids[1]]);
+    const renewal = store.outbox.renewLeases(ids, 'worker-a', new Date(now.getTime() + 3 * LEASE_MS));
+    const answered = await Promise.race([renewal, sleep(5_000).then(() => 'still waiting')]);
+    await other.query('update deliveries set last_error = null where id = $1', [ids[0]]);
+    await other.query('commit');
+    expect(answered).toBe(1);
   });
 });

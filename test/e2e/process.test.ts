@@ -115,7 +115,11 @@ describe('process lifecycle', () => {
     stalled.write(
       'POST /api/contact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"firstName":"Ada",',
     );
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the request is now in flight, waiting for its body
+    // The request is in flight once the service has logged it (it waits for the rest of its body).
+    for (let waited = 0; !service.output().includes('"url":"/api/contact"') && waited < 10_000; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(service.output()).toContain('"url":"/api/contact"');
     const started = Date.now();
     service.child.kill('SIGTERM');
     expect(await service.exited, service.output()).toBe(0);

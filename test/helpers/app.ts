@@ -74,10 +74,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...appDeps({ config, logger, profile }, services),
     authRateLimits: options.authRateLimits ?? GENEROUS_AUTH_LIMITS,
   });
-  if (options.startWorker !== false) await services.worker.start();
   let baseUrl = '';
   if (options.listen) baseUrl = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   else await app.ready();
+  // As in src/main.ts: the worker starts once the service serves.
+  if (options.startWorker !== false) await services.worker.start();
   let closed = false;
   return {
     app,
