@@ -19,7 +19,7 @@ import { contactRoute } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { mcpRoutes } from './http/routes/mcp.js';
-import { countRequests, metricsRoute } from './http/routes/metrics.js';
+import { countRequests, metricsRoute, UNMATCHED_ROUTE } from './http/routes/metrics.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { websiteRoutes } from './http/routes/website.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -61,6 +61,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // README "Every response": the security headers and the request id, on errors too.
   const setResponseHeaders = (request: FastifyRequest, reply: FastifyReply) => reply.headers(headers).header('x-request-id', request.id);
   let closing = false;
+  /** Requests are counted for /metrics only where it is served. */
+  const counted = config.metricsToken ? deps.metrics : undefined;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -75,6 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: (error, request, reply) => {
       setResponseHeaders(request, reply);
       sendError(error, request, reply, BODY_LIMIT_BYTES);
+      // No hook runs for these, onResponse included: counted here, as requests no route matched.
+      counted?.requests.inc({ method: request.method, route: UNMATCHED_ROUTE, status: reply.statusCode });
     },
     // Load balancers ask for health every few seconds: keep those out of the request log.
     logController: new LogController({ disableRequestLogging: (request: { url?: string }) => request.url === HEALTH_PATH }),
@@ -130,9 +134,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.redis && { redis: deps.redis, nameSpace: 'studio-inquiry:rate-limit:', skipOnError: true }),
   });
 
-  if (deps.metrics && config.metricsToken) {
-    countRequests(app, deps.metrics);
-    await app.register(metricsRoute, { metrics: deps.metrics, token: config.metricsToken });
+  if (counted && config.metricsToken) {
+    countRequests(app, counted);
+    await app.register(metricsRoute, { metrics: counted, token: config.metricsToken });
   }
   await app.register(healthRoute, { store: deps.store });
   await app.register(discoveryRoutes, {

@@ -30,12 +30,14 @@ describe('GET /metrics', () => {
     await testApp.app.inject({ method: 'POST', url: '/api/contact', payload: validInquiry() });
     await testApp.app.inject({ method: 'POST', url: '/api/contact', payload: validInquiry() });
     await testApp.app.inject({ method: 'POST', url: '/api/contact', payload: { email: 'bad' } });
+    await testApp.app.inject({ method: 'GET', url: '/api/%zz' }); // refused before routing, by Fastify itself
     const response = await testApp.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = response.body;
     expect(text).toContain('studio_inquiry_http_requests_total{method="POST",route="/api/contact",status="200"} 2');
     expect(text).toContain('studio_inquiry_http_requests_total{method="POST",route="/api/contact",status="400"} 1');
+    expect(text).toContain('studio_inquiry_http_requests_total{method="GET",route="unmatched",status="400"} 1');
     expect(text).toContain('studio_inquiry_inquiries_accepted_total{outcome="created"} 1');
     expect(text).toContain('studio_inquiry_inquiries_accepted_total{outcome="duplicate"} 1');
     expect(text).toContain('studio_inquiry_deliveries{channel="webhook",status="pending"} 1');

@@ -5,10 +5,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../../metrics.js';
 import { problem, sendProblem } from '../problems.js';
 
+/** The route label of a request no route matched (404s, and URLs that cannot be decoded). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
 /** Counts every answered request by its route pattern (not the raw URL: bounded labels). Call on the root app. */
 export function countRequests(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', async (request, reply) => {
-    metrics.requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode });
+    metrics.requests.inc({ method: request.method, route: request.routeOptions.url ?? UNMATCHED_ROUTE, status: reply.statusCode });
   });
 }
 
