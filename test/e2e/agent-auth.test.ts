@@ -135,8 +135,16 @@ describe('anonymous registration → token → attributed inquiry → revoke', (
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ error: 'invalid_grant' });
 
-    // Revocation lives in the database: a restarted service still refuses both.
+    // Another registration's token, revoked by itself (its registration stays active).
+    const other = await registerAnonymous();
+    const otherToken = await tokenFor(other.identity_assertion);
+    expect((await form('/oauth/revoke', { token: otherToken })).status).toBe(200);
+
+    // Revocation lives in the database: a restarted service still refuses all three, and the purge
+    // of expired revocations (run at start and hourly) keeps those of tokens that have not expired.
     const restarted = await startTestApp({ dir: testApp.dir, env, startWorker: false });
+    await restarted.services.store.auth.purgeExpired(new Date());
+    expect(await restarted.services.auth.authenticate(otherToken, `${base}/`)).toBeNull();
     expect(await restarted.services.auth.authenticate(second, `${base}/`)).toBeNull();
     await expect(
       restarted.services.auth.token({ grant_type: JWT_BEARER, assertion: registration.identity_assertion }),

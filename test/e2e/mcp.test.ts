@@ -177,7 +177,7 @@ describe('the HTTP endpoint', () => {
     params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
   };
 
-  it('refuses a browser origin that is not allowed with 403, and allows no Origin', async () => {
+  it('refuses a browser origin that is not allowed with 403, and allows the allowed one and no Origin', async () => {
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const evil = await fetch(`${base}/mcp`, {
       method: 'POST',
@@ -185,6 +185,13 @@ describe('the HTTP endpoint', () => {
       body: JSON.stringify(initialize),
     });
     expect(evil.status).toBe(403);
+    // CORS_ORIGINS defaults to PUBLIC_URL's origin: the studio's own pages may call it.
+    const own = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, origin: new URL(base).origin },
+      body: JSON.stringify(initialize),
+    });
+    expect(own.status).toBe(200);
     const none = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
     expect(none.status).toBe(200);
   });

@@ -75,7 +75,11 @@ describe('crash safety', () => {
 describe('process lifecycle', () => {
   it('on SIGTERM gives a delivery stuck in flight a bounded grace and exits 0 within 10 s', async () => {
     // A webhook receiver that never answers: its delivery is in flight when the signal comes.
-    const hanging = createServer(() => {});
+    let arrived!: () => void;
+    const delivering = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const hanging = createServer(() => arrived());
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', () => resolve()));
     cleanups.push(() => {
       hanging.closeAllConnections();
@@ -93,7 +97,7 @@ describe('process lifecycle', () => {
       body: JSON.stringify(validInquiry({ message: 'delivery in flight' })),
     });
     expect(first.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the delivery is now waiting on the receiver
+    await delivering; // the delivery is now waiting on the receiver
     const started = Date.now();
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);

@@ -47,6 +47,26 @@ describe('rate limits with Redis', () => {
   });
 });
 
+describe('the HTTP limiter with Redis unreachable', () => {
+  it('lets inquiries through rather than lose them', async () => {
+    const app = await startTestApp({ env: { REDIS_URL: 'redis://127.0.0.1:9', RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
+    try {
+      for (let i = 1; i <= 2; i++) {
+        const response = await app.app.inject({
+          method: 'POST',
+          url: '/api/contact',
+          remoteAddress: address,
+          payload: validInquiry({ message: `redis down ${MESSAGE_SALT} ${i}` }),
+        });
+        expect(response.statusCode).toBe(200);
+      }
+      expect(await app.services.store.inquiries.list({ limit: 10 })).toHaveLength(2);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('the MCP tool limiter with Redis', () => {
   it('shares one window between instances, and lets requests through when Redis is unreachable', async () => {
     const { Redis } = await import('ioredis');

@@ -213,27 +213,40 @@ describe('POST /api/contact rejects bad input with problem details', () => {
 });
 
 describe('Idempotency-Key', () => {
-  it('is forgotten after 24 hours, by an instance as soon as it starts', async () => {
+  it('is kept for 24 hours and forgotten after, by an instance as soon as it starts', async () => {
     const dir = tempDir();
     testApp = await startTestApp({ dir, startWorker: false });
-    const headers = { 'idempotency-key': 'a-day-old' };
-    const first = await post(validInquiry(), headers);
+    const old = { 'idempotency-key': 'a-day-old' };
+    const recent = { 'idempotency-key': 'nearly-a-day-old' };
+    const first = await post(validInquiry(), old);
+    const kept = await post(validInquiry({ message: 'A second project.' }), recent);
     await testApp.close();
-    // A day and an hour later (the key's time set back), a new instance starts on the same database.
+    // The keys' times set back by 25 and 23 hours, a new instance starts on the same database.
     const opened = await openDatabase({ kind: 'sqlite', path: join(dir, 'studio.db') });
+    const hoursAgo = (hours: number) => Date.now() - hours * 60 * 60 * 1000;
     await opened.db
       .updateTable('idempotency_keys')
-      .set({ created_at: Date.now() - 25 * 60 * 60 * 1000 })
+      .set({ created_at: hoursAgo(25) })
+      .where('key', '=', 'a-day-old')
+      .execute();
+    await opened.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: hoursAgo(23) })
+      .where('key', '=', 'nearly-a-day-old')
       .execute();
     await opened.db.destroy();
     testApp = await startTestApp({ dir, startWorker: false });
-    const keys = () => testApp.services.store.idempotency.findMany(['a-day-old']);
-    for (let waited = 0; (await keys()).size > 0 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await keys()).size).toBe(0);
-    // The key is free again: another inquiry with it is a new one, not a 422.
-    const later = await post(validInquiry({ message: 'Another project entirely.' }), headers);
+    const keys = async () => [...(await testApp.services.store.idempotency.findMany(['a-day-old', 'nearly-a-day-old'])).keys()];
+    for (let waited = 0; (await keys()).length > 1 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await keys()).toEqual(['nearly-a-day-old']);
+    // The old key is free again: another inquiry with it is a new one, not a 422.
+    const later = await post(validInquiry({ message: 'Another project entirely.' }), old);
     expect(later.statusCode).toBe(200);
     expect(referenceOf(later.body)).not.toBe(referenceOf(first.body));
+    // The recent one still replays its answer.
+    const replayed = await post(validInquiry({ message: 'A second project.' }), recent);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(referenceOf(replayed.body)).toBe(referenceOf(kept.body));
     rmSync(dir, { recursive: true, force: true });
   });
 

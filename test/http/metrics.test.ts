@@ -55,7 +55,11 @@ describe('GET /metrics', () => {
       testApp = await startTestApp({ env: { METRICS_TOKEN: TOKEN, WEBHOOK_URL: receiver.url } });
       await testApp.app.inject({ method: 'POST', url: '/api/contact', payload: validInquiry() });
       await receiver.waitFor((received) => received.length === 1);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the attempt is recorded after the answer
+      // The attempt is recorded after the answer.
+      const outbox = testApp.services.store.outbox;
+      for (let waited = 0; (await outbox.countByStatus()).succeeded < 1 && waited < 5_000; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       const text = (await testApp.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body;
       expect(text).toContain('studio_inquiry_delivery_latency_seconds_count{channel="webhook"} 1');
       expect(text).toContain('studio_inquiry_deliveries{channel="webhook",status="succeeded"} 1');
