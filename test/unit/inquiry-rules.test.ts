@@ -57,4 +57,38 @@ describe('Idempotency-Key', () => {
   it.each(['', '""', 'with space', 'ü', 'x'.repeat(256)])('rejects %j', (key) => {
     expect(() => checkIdempotencyKey(key)).toThrow(IdempotencyKeyError);
   });
+
+  const VISIBLE_ASCII = Array.from({ length: 0x7e - 0x20 }, (_, i) => String.fromCharCode(0x21 + i));
+  const visible = (minLength: number, maxLength: number) => fc.string({ unit: fc.constantFrom(...VISIBLE_ASCII), minLength, maxLength });
+  /** Anything but U+0021–U+007E: space, controls, DEL, Latin-1, other BMP, astral, a lone surrogate. */
+  const invisible = fc.oneof(
+    fc.constantFrom(' ', '\t', '\n', '\r', '\u0000', '\u007f', '\u00a0', '\u00e9', '\u2028', '\ufeff', '\u{1F600}', '\ud800'),
+    fc.integer({ min: 0, max: 0x20 }).map((c) => String.fromCharCode(c)),
+    fc.integer({ min: 0x7f, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+  );
+  const candidate = fc.oneof(
+    visible(1, 255),
+    visible(0, 255).map((key) => `"${key}"`),
+    visible(256, 300),
+    visible(254, 255).map((key) => `"${key}x"`),
+    fc.tuple(visible(0, 20), invisible, visible(0, 20)).map(([a, c, b]) => a + c + b),
+    fc.tuple(visible(0, 20), invisible, visible(0, 20)).map(([a, c, b]) => `"${a}${c}${b}"`),
+    fc.string({ unit: 'binary', maxLength: 30 }),
+  );
+  /** The README's rule, read independently: one pair of enclosing quotes is dropped; 1–255 of U+0021–U+007E. */
+  const keyOf = (raw: string): string | undefined => {
+    const inner = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+    return inner.length >= 1 && inner.length <= 255 && [...inner].every((c) => c >= '!' && c <= '~') ? inner : undefined;
+  };
+
+  it('accepts exactly 1–255 visible ASCII characters, bare or quoted, and returns the key unquoted', () => {
+    fc.assert(
+      fc.property(candidate, (raw) => {
+        const key = keyOf(raw);
+        if (key === undefined) expect(() => checkIdempotencyKey(raw)).toThrow(IdempotencyKeyError);
+        else expect(checkIdempotencyKey(raw)).toBe(key);
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
