@@ -81,7 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (inquiryTo !== undefined && !EMAIL_ADDRESS.test(inquiryTo)) {
     throw new ConfigError('INQUIRY_TO', `"${inquiryTo}" is not an email address`);
   }
-  if (webhookUrl !== undefined) parseHttpUrl('WEBHOOK_URL', webhookUrl);
+  if (webhookUrl !== undefined) parseWebhookUrl(webhookUrl);
   if (webhookSecret !== undefined) parseWebhookSecret(webhookSecret);
   if (profilePath !== null) assertReadable('STUDIO_PROFILE', profilePath);
 
@@ -161,10 +161,22 @@ function parsePublicUrl(value: string): string {
   if (/[?#]/.test(url.href)) {
     throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment (expected scheme://host[:port][/path])');
   }
-  if (url.username !== '' || url.password !== '') {
-    throw new ConfigError('PUBLIC_URL', 'must not contain a user name or password');
-  }
+  refuseCredentials('PUBLIC_URL', url);
   return url.href.replace(/\/+$/, '');
+}
+
+/**
+ * Where inquiries are posted. A user name or password in it could not be sent (fetch refuses such
+ * a URL) and would reach the logs and the deliveries' last error with every failed attempt: the
+ * receiver authenticates the service by the signature (WEBHOOK_SECRET) instead.
+ */
+function parseWebhookUrl(value: string): void {
+  refuseCredentials('WEBHOOK_URL', parseUrl('WEBHOOK_URL', value, ['http:', 'https:']));
+}
+
+/** Credentials in a URL the service publishes or logs would be shown to whoever reads them. */
+function refuseCredentials(variable: string, url: URL): void {
+  if (url.username !== '' || url.password !== '') throw new ConfigError(variable, 'must not contain a user name or password');
 }
 
 export function parseDatabaseUrl(value: string): DatabaseConfig {

@@ -68,8 +68,9 @@ export function lastErrors(deliveries: readonly DeliveryRecord[]): string {
 // leading apostrophe, which spreadsheets read as "this is text" and do not display.
 const FORMULA_START = /^[=+\-@\t\r]/;
 // RFC 4180 §2: a field containing a double quote, comma or line break is enclosed in double quotes,
-// and a double quote inside it is doubled.
-const NEEDS_QUOTES = /[",\r\n]/;
+// and a double quote inside it is doubled. A semicolon too: where it is the list separator (German,
+// French spreadsheets), "x;=1+2" unquoted would be split into cells, the second a formula.
+const NEEDS_QUOTES = /[",;\r\n]/;
 
 export function csvField(value: string | null): string {
   if (value === null || value === '') return '';

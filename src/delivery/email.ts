@@ -47,13 +47,15 @@ export function composeInquiryEmail(inquiry: InquiryRecord, options: Pick<EmailC
   const name = headerSafe(`${inquiry.firstName} ${inquiry.lastName}`);
   const company = inquiry.company === null ? '' : headerSafe(inquiry.company);
   const receivedAt = inquiry.receivedAt.toISOString();
+  // One line each: a name with a line break in it cannot add a line of its own (a forged "Email:")
+  // to the list. Only the message keeps its lines.
   const fields: [string, string][] = [
     ['Reference', inquiry.reference],
     ['Received', receivedAt],
-    ['First name', inquiry.firstName],
-    ['Last name', inquiry.lastName],
+    ['First name', headerSafe(inquiry.firstName)],
+    ['Last name', headerSafe(inquiry.lastName)],
     ['Email', inquiry.email],
-    ['Company', inquiry.company ?? '—'],
+    ['Company', inquiry.company === null ? '—' : company],
     ['Submitted by agent', inquiry.clientId ?? '—'],
   ];
   const text = `${fields.map(([label, value]) => `${label}: ${value}`).join('\n')}\n\nMessage:\n\n${inquiry.message}\n`;

@@ -1,10 +1,14 @@
 // A fixed-window counter per client address for submit_inquiry, with RATE_LIMIT_INQUIRIES' numbers
 // (the HTTP route uses @fastify/rate-limit, a route hook; a tool call is not a route). In memory per
 // process, or in Redis (shared by every instance) when REDIS_URL is set.
+import { isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { RateLimitConfig } from '../config.js';
 
-/** Forget addresses whose window has ended once this many are tracked, so memory stays bounded. */
+/**
+ * Addresses tracked in memory at most: past this the oldest window is forgotten (memory stays
+ * bounded and each call costs the same however many addresses there are).
+ */
 const MAX_TRACKED_ADDRESSES = 10_000;
 const REDIS_KEY_PREFIX = 'studio-inquiry:mcp-inquiries:';
 /** INCR, start the window on the first use, and say how long it has left: atomically. */
@@ -25,17 +29,18 @@ export function createWindowLimiter(
 ): WindowLimiter {
   if (config === null) return { take: async () => 0 };
   if (redis) return redisLimiter(config, redis);
+  // In the order their windows started (a new window is inserted anew), so the first is the oldest.
   const windows = new Map<string, { count: number; resetAt: number }>();
   return {
     async take(address) {
       const at = now();
-      if (windows.size >= MAX_TRACKED_ADDRESSES) {
-        for (const [key, window] of windows) if (window.resetAt <= at) windows.delete(key);
-      }
-      let window = windows.get(address);
+      const key = clientKey(address);
+      let window = windows.get(key);
       if (!window || window.resetAt <= at) {
+        windows.delete(key);
+        while (windows.size >= MAX_TRACKED_ADDRESSES) windows.delete(windows.keys().next().value as string);
         window = { count: 0, resetAt: at + config.windowMs };
-        windows.set(address, window);
+        windows.set(key, window);
       }
       if (window.count >= config.max) return Math.max(1, Math.ceil((window.resetAt - at) / 1000));
       window.count++;
@@ -44,11 +49,38 @@ export function createWindowLimiter(
   };
 }
 
+/** An address may end in dotted IPv4 (RFC 4291 §2.2), which stands for its last two groups. */
+function dottedAsGroups(part: string): string[] {
+  if (!part.includes('.')) return [part];
+  const [a = 0, b = 0, c = 0, d = 0] = part.split('.').map(Number);
+  return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
+}
+
+/**
+ * What a client address counts under: an IPv4 address as it is (one mapped into IPv6 included), an
+ * IPv6 address by the /64 it is in, since one host or site is given a whole /64 (RFC 6177) and can
+ * send from any address in it. @fastify/rate-limit keys the HTTP route the same way.
+ */
+export function clientKey(address: string): string {
+  if (!isIPv6(address)) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return mapped[1];
+  const [head = '', tail] = address.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':').flatMap(dottedAsGroups);
+  const groups =
+    tail === undefined ? left.flatMap(dottedAsGroups) : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
+}
+
 function redisLimiter(config: RateLimitConfig, redis: Redis): WindowLimiter {
   return {
     async take(address) {
       try {
-        const [count, ttlMs] = (await redis.eval(REDIS_WINDOW_SCRIPT, 1, `${REDIS_KEY_PREFIX}${address}`, config.windowMs)) as [
+        const [count, ttlMs] = (await redis.eval(REDIS_WINDOW_SCRIPT, 1, `${REDIS_KEY_PREFIX}${clientKey(address)}`, config.windowMs)) as [
           number,
           number,
         ];

@@ -1,7 +1,8 @@
 // The CLI's delivery columns: each delivery's state and attempts, and the last error of those that
 // have one, kept to one short, terminal-safe line in the `list` table.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deliverySummary, lastErrors, table } from '../../src/cli/format.js';
+import { csvField, deliverySummary, lastErrors, table } from '../../src/cli/format.js';
 import type { DeliveryRecord } from '../../src/storage/store.js';
 
 const delivery = (overrides: Partial<DeliveryRecord>): DeliveryRecord => ({
@@ -41,5 +42,21 @@ describe('delivery columns of `list`', () => {
     expect(lastError).toMatch(/^email: SMTP DATA: 451 x+…$/);
     expect(lastError.length).toBeLessThanOrEqual(40);
     expect(row).not.toContain('\u001b');
+  });
+});
+
+describe('CSV fields of `export`', () => {
+  it('quote any field a spreadsheet could split, on commas or on semicolons (the list separator in some locales)', () => {
+    expect(csvField('x;=1+2;')).toBe('"x;=1+2;"');
+    fc.assert(
+      fc.property(fc.string(), (value) => {
+        const field = csvField(value);
+        if (/[,;"\r\n]/.test(field)) {
+          expect(field.startsWith('"') && field.endsWith('"')).toBe(true);
+          // Inside the quotes, every quote is doubled: the field ends where the spreadsheet expects.
+          expect(field.slice(1, -1).replace(/""/g, '')).not.toContain('"');
+        }
+      }),
+    );
   });
 });

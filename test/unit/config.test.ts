@@ -105,6 +105,7 @@ describe('loadConfig', () => {
     [{ SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio' }, 'INQUIRY_TO'],
     [{ MAIL_FROM: 'Studio' }, 'MAIL_FROM'],
     [{ WEBHOOK_URL: 'hooks.example' }, 'WEBHOOK_URL'],
+    [{ WEBHOOK_URL: 'https://hook:secret@hooks.example/inquiry' }, 'WEBHOOK_URL'],
     [{ WEBHOOK_URL: 'https://hooks.example', WEBHOOK_SECRET: 'secret' }, 'WEBHOOK_SECRET'],
     [{ STUDIO_PROFILE: '/nonexistent/profile.json' }, 'STUDIO_PROFILE'],
     [{ TRUSTED_ISSUERS: 'https://idp.example' }, 'TRUSTED_ISSUERS'],

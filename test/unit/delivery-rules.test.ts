@@ -109,7 +109,7 @@ describe('email', () => {
     );
   });
 
-  it('puts no field of the inquiry into a header unescaped', () => {
+  it('puts no field of the inquiry into a header unescaped, nor a line of its own into the body', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (first, last, company) => {
         const inquiry: InquiryRecord = {
@@ -128,6 +128,17 @@ describe('email', () => {
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the property is about control characters
         expect(mail.replyTo.name).not.toMatch(/[\r\n\u0000]/);
         expect(mail.to).toBe('studio@example.com');
+        // In the body too, each field stays on its own line: none can add a line such as a forged "Email:".
+        const [fieldLines = ''] = mail.text.split('\n\nMessage:');
+        expect(fieldLines.split('\n').map((line) => line.split(':')[0])).toEqual([
+          'Reference',
+          'Received',
+          'First name',
+          'Last name',
+          'Email',
+          'Company',
+          'Submitted by agent',
+        ]);
       }),
     );
   });

@@ -1,0 +1,71 @@
+// The MCP tool's window limiter in memory: per client key, IPv6 addresses by their /64, and a bounded
+// number of addresses tracked.
+import { BlockList } from 'node:net';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { clientKey, createWindowLimiter } from '../../src/mcp/rate-limit.js';
+
+/** The eight groups of an IPv6 address as numbers, read by an independent route: Node's URL parser. */
+function groupsOf(address: string): number[] {
+  const host = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  const [head = '', tail] = host.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const all = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return all.map((group) => Number.parseInt(group, 16));
+}
+
+const toAddress = (groups: readonly number[]) => groups.map((group) => group.toString(16)).join(':');
+
+describe('clientKey', () => {
+  it('gives every address of one /64 the same key, a key whose /64 holds it, and another /64 another key', () => {
+    fc.assert(
+      fc.property(fc.ipV6(), fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 4, maxLength: 4 }), (address, otherHalf) => {
+        const groups = groupsOf(address);
+        const key = clientKey(address);
+        const sibling = toAddress([...groups.slice(0, 4), ...otherHalf]);
+        expect(clientKey(sibling)).toBe(key);
+        const subnet = new BlockList();
+        subnet.addSubnet(key.replace(/\/64$/, ''), 64, 'ipv6');
+        expect(subnet.check(address, 'ipv6')).toBe(true);
+        const neighbour = [...groups];
+        neighbour[3] = ((neighbour[3] ?? 0) + 1) % 0x10000;
+        expect(clientKey(toAddress(neighbour))).not.toBe(key);
+      }),
+    );
+  });
+
+  it('keeps IPv4 addresses, mapped ones included, as they are', () => {
+    fc.assert(
+      fc.property(fc.ipV4(), (address) => {
+        expect(clientKey(address)).toBe(address);
+        expect(clientKey(`::ffff:${address}`)).toBe(address);
+      }),
+    );
+  });
+});
+
+describe('the window limiter in memory', () => {
+  it('counts the addresses of one /64 against one window', async () => {
+    const limiter = createWindowLimiter({ max: 2, windowMs: 60_000 }, null, () => 0);
+    expect(await limiter.take('2001:db8::1')).toBe(0);
+    expect(await limiter.take('2001:db8::2')).toBe(0);
+    expect(await limiter.take('2001:db8:0:0:ffff::3')).toBe(60);
+    expect(await limiter.take('2001:db8:0:1::1')).toBe(0); // the next /64
+  });
+
+  it('forgets the oldest window once it tracks 10,000 addresses, so a call costs the same however many there are', async () => {
+    let time = 0;
+    const limiter = createWindowLimiter({ max: 1, windowMs: 3_600_000 }, null, () => time);
+    expect(await limiter.take('192.0.2.1')).toBe(0);
+    expect(await limiter.take('192.0.2.1')).toBeGreaterThan(0);
+    for (let i = 0; i < 10_000; i++) {
+      time += 1;
+      await limiter.take(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    }
+    // The first address's window was the oldest: forgotten, it starts anew.
+    expect(await limiter.take('192.0.2.1')).toBe(0);
+    // The most recent ones are still counted.
+    expect(await limiter.take('10.0.39.15')).toBeGreaterThan(0);
+  });
+});
