@@ -34,6 +34,32 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/**
+ * How long a rate-limit check waits for Redis. The limiters let a request through when Redis fails
+ * (an inquiry is never lost to them), but one that stops answering without closing its connections
+ * fails nothing: every request would wait on it for good. A check takes well under a millisecond.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
+
+/**
+ * The shared rate limits' Redis: commands wait (bounded) while it reconnects, and fail after
+ * REDIS_COMMAND_TIMEOUT_MS, so that the limiters let requests through. An outage is logged once,
+ * not at every reconnection attempt, and its end too.
+ */
+function connectRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
+  let down = false;
+  redis.on('error', (error: Error) => {
+    if (!down) logger.warn({ err: error }, 'Redis is not answering; rate limits are not enforced meanwhile');
+    down = true;
+  });
+  redis.on('ready', () => {
+    if (down) logger.info('Redis answers again; rate limits are shared again');
+    down = false;
+  });
+  return redis;
+}
+
 /** How often forgotten Idempotency-Keys are purged. */
 const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -67,9 +93,7 @@ export async function createServices(
   const channels = createChannels(config, profile);
   const now = options.now ?? (() => new Date());
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
-  // Commands wait (bounded) while Redis reconnects; the rate limiter lets requests through on errors.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true }) : null;
-  redis?.on('error', (error: Error) => logger.warn({ err: error }, 'Redis is not answering; rate limits are not enforced meanwhile'));
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
   const worker = new DeliveryWorker({
     onDelivered: (channel, seconds) => metrics.deliveryLatency.observe({ channel }, seconds),
     store,

@@ -1,7 +1,9 @@
 // With REDIS_URL, two instances share one rate-limit window per client address (Redis on
 // 127.0.0.1:6379), for the HTTP route and for the MCP tool alike.
 import { randomInt } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/services.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -63,6 +65,31 @@ describe('the HTTP limiter with Redis unreachable', () => {
       expect(await app.services.store.inquiries.list({ limit: 10 })).toHaveLength(2);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('the limiters with a Redis that accepts connections and never answers', () => {
+  it('let inquiries through after a bounded wait, over HTTP and MCP, rather than hold them', async () => {
+    const silent = createServer(() => {}); // takes every connection, reads, answers nothing
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = silent.address() as AddressInfo;
+    const app = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
+    try {
+      const started = Date.now();
+      const response = await app.app.inject({
+        method: 'POST',
+        url: '/api/contact',
+        remoteAddress: address,
+        payload: validInquiry({ message: `redis silent ${MESSAGE_SALT}` }),
+      });
+      expect(response.statusCode).toBe(200);
+      expect(Date.now() - started).toBeLessThan(10 * REDIS_COMMAND_TIMEOUT_MS);
+      const { createWindowLimiter } = await import('../../src/mcp/rate-limit.js');
+      expect(await createWindowLimiter({ max: 1, windowMs: 60_000 }, app.services.redis).take(address)).toBe(0);
+    } finally {
+      await app.close();
+      silent.close();
     }
   });
 });
