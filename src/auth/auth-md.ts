@@ -5,7 +5,14 @@ import { confirmationText } from '../inquiries/confirmation.js';
 import { CONTACT_BODY_LIMIT_BYTES, INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
 import { OTP_MAX_FAILED_ATTEMPTS, OTP_TTL_MS } from './claims.js';
-import { AUTH_BODY_LIMIT_BYTES, AUTH_RATE_LIMITS, describeLimit } from './limits.js';
+import {
+  AUTH_BODY_LIMIT_BYTES,
+  AUTH_RATE_LIMITS,
+  CODES_PER_CLAIM,
+  CODES_PER_RECIPIENT,
+  describeLimit,
+  describeSendLimits,
+} from './limits.js';
 import { GRANT_TYPE_JWT_BEARER, GRANT_TYPE_TOKEN_EXCHANGE, INQUIRY_WRITE_SCOPE, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_JWT } from './metadata.js';
 import { ACCESS_TOKEN_TTL_SECONDS, IDENTITY_ASSERTION_TTL_SECONDS } from './service.js';
 import type { AuthUrls } from './urls.js';
@@ -18,6 +25,8 @@ const IDENTITY_ASSERTION_LIFETIME_DAYS = IDENTITY_ASSERTION_TTL_SECONDS / 86_400
 const CLAIM_CODE_TTL_MINUTES = OTP_TTL_MS / 60_000;
 const CLAIM_CODE_MAX_TRIES = OTP_MAX_FAILED_ATTEMPTS;
 const DEFAULT_INQUIRY_RATE = '5 per 10 minutes';
+const CODES_PER_ADDRESS_TEXT = describeSendLimits(CODES_PER_RECIPIENT);
+const CODES_PER_CLAIM_TEXT = describeSendLimits(CODES_PER_CLAIM);
 
 const FENCE = '```';
 const NO_EMAIL_NOTE =
@@ -158,7 +167,7 @@ ${FENCE}
 
 Answer \`202 Accepted\`: \`{"client_id":"…","status":"pending","claim_token":"…","claim_token_expires":"…","claim_uri":"${urls.claimUri}"}\`
 
-1. The service emails a 6-digit code to that address.
+1. The service emails a 6-digit code to that address (within the limits on codes mailed, section 4).
 2. There is no credential yet. Complete the claim with that code (section 4, step "Complete"). The answer holds the \`identity_assertion\`.
 
 ### 3c. ID-JAG (identity assertion from a trusted identity provider)
@@ -181,6 +190,8 @@ Errors: \`400\` problem+json with \`error\` \`invalid_request\`, \`unsupported_i
 const claim = (urls: AuthUrls) => `## 4. Claim (a person takes ownership)
 
 \`POST ${urls.claimUri}\`, JSON. Codes have 6 digits, expire after ${CLAIM_CODE_TTL_MINUTES} minutes and work once. ${CLAIM_CODE_MAX_TRIES} wrong codes end the claim.
+
+Codes mailed are limited, whoever asks and from wherever: to one email address (case and surrounding spaces aside) ${CODES_PER_ADDRESS_TEXT}; for one claim ${CODES_PER_CLAIM_TEXT}. Beyond that the answer is \`429\` \`rate_limited\` with \`Retry-After\` (seconds), and nothing is mailed: a claim keeps its last code, and a verified-email registration (section 3b) is not made, so send it again after the wait.
 
 ### Start (anonymous registrations)
 
@@ -288,6 +299,7 @@ const limits = () => `## 8. Limits
 | access token | ${ACCESS_TOKEN_LIFETIME_SECONDS} seconds |
 | identity assertion | ${IDENTITY_ASSERTION_LIFETIME_DAYS} days |
 | claim code | 6 digits, ${CLAIM_CODE_TTL_MINUTES} minutes, single use, ${CLAIM_CODE_MAX_TRIES} wrong tries end the claim |
+| claim codes mailed | per email address, from any IP and registration: ${CODES_PER_ADDRESS_TEXT}; per claim: ${CODES_PER_CLAIM_TEXT}; beyond that \`429\` \`rate_limited\` with \`Retry-After\`, nothing mailed |
 | \`Idempotency-Key\` | remembered 24 hours |
 
 On \`429\`, wait \`Retry-After\` seconds before the next request.`;
@@ -317,6 +329,6 @@ const errorTable = () => `## 9. Error codes
 | \`unsupported_grant_type\` | 400 | /oauth/token | \`grant_type\` is neither of the two in section 5 |
 | \`invalid_target\` | 400 | /oauth/token | \`resource\` is not the API or the MCP server (RFC 8707) |
 | \`invalid_scope\` | 400 | /oauth/token | \`scope\` names a scope other than \`${INQUIRY_WRITE_SCOPE}\` |
-| \`rate_limited\` | 429 | /api/contact, /agent/register, /agent/claim, /oauth/token, /oauth/revoke | too many requests from your IP; wait \`Retry-After\` seconds |
+| \`rate_limited\` | 429 | /api/contact, /agent/register, /agent/claim, /oauth/token, /oauth/revoke | too many requests from your IP, or (register with \`verified_email\`, claim) too many codes mailed to that address or for that claim; wait \`Retry-After\` seconds |
 | \`invalid_token\` | 200 (inquiry accepted as anonymous) | /api/contact, /mcp: in \`WWW-Authenticate\` | the bearer token is bad, expired or revoked; get a new one |
 `;

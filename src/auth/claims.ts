@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import type { AgentClient, Claim } from '../storage/auth-store.js';
 import type { Store, Tx } from '../storage/store.js';
 import { AgentAuthError } from './errors.js';
+import { CODE_SEND_MEMORY_MS, CODES_PER_CLAIM, CODES_PER_RECIPIENT, type SendLimit, waitBeforeNextSend } from './limits.js';
 
 /** How long a registration can be claimed. */
 export const CLAIM_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -21,6 +22,29 @@ const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen
 export const hashClaimToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
   (await scryptAsync(otp, tokenHash, OTP_HASH_BYTES)).toString('hex');
+
+/** The address as the limits on codes count it: `Owner@Example.com ` and `owner@example.com` are one person. */
+export const recipientOf = (email: string): string => email.trim().toLowerCase();
+
+/**
+ * The names a transaction that may mail a code to `email` (for the claim `tokenHash`) locks, so that
+ * concurrent ones, on any instance, count the codes already sent one after the other (store.transaction).
+ */
+export const codeLocks = (email: string, tokenHash?: string): string[] => [
+  `claim-code-recipient:${recipientOf(email)}`,
+  ...(tokenHash === undefined ? [] : [`claim-codes:${tokenHash}`]),
+];
+
+const longestWindow = (limits: readonly SendLimit[]): number => Math.max(...limits.map((limit) => limit.windowMs));
+const mostSends = (limits: readonly SendLimit[]): number => Math.max(...limits.map((limit) => limit.max));
+
+/** "40 seconds", "15 minutes", "24 hours": the wait, rounded up, for the problem's detail. */
+function inWords(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes <= 90) return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+  return `${Math.ceil(minutes / 60)} hours`;
+}
 
 const previouslyClaimed = () => new AgentAuthError('previously_claimed', 'this registration has already been claimed', 409);
 
@@ -42,7 +66,11 @@ export interface OpenedClaim {
 export type Claims = ReturnType<typeof createClaims>;
 
 export function createClaims({ store, studioName, emailChannel, now, onCodeQueued }: ClaimDeps) {
-  /** Opens a claim on a new registration; with `email`, also sends the first code. */
+  /**
+   * Opens a claim on a new registration; with `email`, also sends the first code, within the limits
+   * on codes: `tx` must then hold codeLocks(email). Over a limit it throws 429 rate_limited, and the
+   * caller's transaction, the registration with it, rolls back.
+   */
   async function open(client: AgentClient, email: string | null, tx: Tx): Promise<OpenedClaim> {
     const token = `clm_${randomBytes(32).toString('base64url')}`;
     const tokenHash = hashClaimToken(token);
@@ -61,7 +89,7 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
       createdAt: created,
     };
     await store.auth.createClaim(claim, tx);
-    if (email !== null && otp) await sendCode(email, otp.code, tx);
+    if (email !== null && otp) await sendCode(email, otp.code, tokenHash, tx);
     return { claim_token: token, claim_token_expires: expiresAt.toISOString() };
   }
 
@@ -74,19 +102,23 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
       throw new AgentAuthError('invalid_request', 'this registration can only be claimed by the email address it was registered with');
     }
     const otp = await newOtp(claim.tokenHash);
-    const started = await store.transaction(async (tx) => {
-      // Only a claim still open or waiting for a code takes a new one: while the code was hashed,
-      // another request may have completed the claim, and a claimed registration stays claimed
-      // (the same statement checks it, so this holds across instances).
-      const updated = await store.auth.updateClaim(
-        claim.tokenHash,
-        { status: 'initiated', email, otpHash: otp.hash, otpExpiresAt: new Date(now().getTime() + OTP_TTL_MS) },
-        { status: ['open', 'initiated'] },
-        tx,
-      );
-      if (updated) await sendCode(email, otp.code, tx);
-      return updated;
-    });
+    const started = await store.transaction(
+      async (tx) => {
+        // Only a claim still open or waiting for a code takes a new one: while the code was hashed,
+        // another request may have completed the claim, and a claimed registration stays claimed
+        // (the same statement checks it, so this holds across instances).
+        const updated = await store.auth.updateClaim(
+          claim.tokenHash,
+          { status: 'initiated', email, otpHash: otp.hash, otpExpiresAt: new Date(now().getTime() + OTP_TTL_MS) },
+          { status: ['open', 'initiated'] },
+          tx,
+        );
+        // Over a limit on codes this throws, and the claim keeps its earlier code.
+        if (updated) await sendCode(email, otp.code, claim.tokenHash, tx);
+        return updated;
+      },
+      { lock: codeLocks(email, claim.tokenHash) },
+    );
     if (!started) throw await refusalOf(claim.tokenHash);
     return { status: 'initiated' };
   }
@@ -163,7 +195,29 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
     return { code, hash: await hashOtp(code, tokenHash) };
   }
 
-  async function sendCode(to: string, code: string, tx: Tx): Promise<void> {
+  /**
+   * Queues the code's mail, if the limits on codes per recipient and per claim allow one more
+   * (limits.ts): counted from the codes recorded in the database, in `tx`, which holds codeLocks, so
+   * that two requests, on any instances, cannot both take the last one. Over a limit, nothing is
+   * mailed: 429 rate_limited with how long to wait.
+   */
+  async function sendCode(to: string, code: string, tokenHash: string, tx: Tx): Promise<void> {
+    const recipient = recipientOf(to);
+    const sentAt = now();
+    const sentBefore = (by: { recipient: string } | { tokenHash: string }, limits: readonly SendLimit[]) =>
+      store.auth.codesSentSince(by, new Date(sentAt.getTime() - longestWindow(limits)), mostSends(limits), tx);
+    const [toRecipient, forClaim] = await Promise.all([
+      sentBefore({ recipient }, CODES_PER_RECIPIENT),
+      sentBefore({ tokenHash }, CODES_PER_CLAIM),
+    ]);
+    const recipientWait = waitBeforeNextSend(toRecipient, CODES_PER_RECIPIENT, sentAt);
+    const claimWait = waitBeforeNextSend(forClaim, CODES_PER_CLAIM, sentAt);
+    if (recipientWait > 0 || claimWait > 0) {
+      const seconds = Math.ceil(Math.max(recipientWait, claimWait) / 1000);
+      const what = recipientWait >= claimWait ? 'to this email address' : 'for this claim';
+      throw new AgentAuthError('rate_limited', `too many codes have been mailed ${what}: try again in ${inWords(seconds)}`, 429, seconds);
+    }
+    await store.auth.recordCodeSend({ recipient, tokenHash, sentAt, expiresAt: new Date(sentAt.getTime() + CODE_SEND_MEMORY_MS) }, tx);
     const minutes = OTP_TTL_MS / 60_000;
     const body =
       `Your ${studioName} verification code is ${code}.\n\n` +
@@ -172,7 +226,7 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
     await store.outbox.enqueueMessage(
       { id: randomUUID(), to, subject: `Your ${studioName} verification code`, body },
       emailChannel as string,
-      now(),
+      sentAt,
       tx,
     );
     // Sent now, not at the worker's next look: a person is waiting for it.

@@ -32,13 +32,16 @@ export type AgentAuthErrorCode =
   | 'unsupported_assertion_type'
   | 'invalid_assertion'
   | 'issuer_not_enabled'
-  | 'replay_detected';
+  | 'replay_detected'
+  | 'rate_limited';
 
 export class AgentAuthError extends Error {
   constructor(
     readonly code: AgentAuthErrorCode,
     message: string,
     readonly status = 400,
+    /** For a 429: when to ask again (RFC 9110 §10.2.3 Retry-After), in whole seconds. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AgentAuthError';

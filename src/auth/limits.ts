@@ -1,4 +1,5 @@
-// Size and rate limits of the agent-auth endpoints, in one place for the routes and for auth.md.
+// Size and rate limits of the agent-auth endpoints, and the limits on the claim codes they mail, in
+// one place for the routes, the claims and auth.md.
 
 /** design/agent-auth.md §1: registration and token bodies are small. */
 export const AUTH_BODY_LIMIT_BYTES = 16 * 1024;
@@ -18,3 +19,50 @@ const per = (ms: number): string => (ms >= 3_600_000 ? `${ms / 3_600_000} h` : `
 
 /** "20 per 1 h" for the documentation. */
 export const describeLimit = ({ max, timeWindow }: RateLimit): string => `${max} per ${per(timeWindow)}`;
+
+/** At most `max` sends in any `windowMs`, counted from the database (so across instances). */
+export type SendLimit = { readonly max: number; readonly windowMs: number };
+
+const MINUTE_MS = 60 * 1000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+
+/**
+ * Claim codes mailed to one address (trimmed, lower-cased), whoever asks, from wherever, for
+ * whichever registration, on any instance. The per-IP limits above do not protect a stranger: from
+ * many addresses anyone could have the studio mail one person codes without end, and unwanted mail
+ * in bulk is what gets a sender's domain marked as spam. A person who asked for a code needs one,
+ * a second when it went astray, rarely a third within the code's 15 minutes; a day's ten bound what
+ * anyone can make the studio send one address.
+ */
+export const CODES_PER_RECIPIENT: readonly SendLimit[] = [
+  { max: 3, windowMs: 15 * MINUTE_MS },
+  { max: 10, windowMs: DAY_MS },
+];
+
+/**
+ * Codes one claim is mailed a day, to whichever addresses: starting a claim again (a lost mail, a
+ * mistyped address) is normal a few times, but one claim token must not mail stranger after stranger.
+ */
+export const CODES_PER_CLAIM: readonly SendLimit[] = [{ max: 5, windowMs: DAY_MS }];
+
+/** "3 per 15 min, 10 per 24 h" for the documentation. */
+export const describeSendLimits = (limits: readonly SendLimit[]): string =>
+  limits.map(({ max, windowMs }) => describeLimit({ max, timeWindow: windowMs })).join(', ');
+
+/** The longest window above: how long a sent code must be remembered. */
+export const CODE_SEND_MEMORY_MS = Math.max(...[...CODES_PER_RECIPIENT, ...CODES_PER_CLAIM].map((limit) => limit.windowMs));
+
+/**
+ * How long until one more send fits every limit (0: now), given the times of earlier sends, newest
+ * first (at least the `max` newest of the longest window). A send counts while less than its window
+ * has passed; the wait is until the `max`-th newest leaves it.
+ */
+export function waitBeforeNextSend(sentNewestFirst: readonly Date[], limits: readonly SendLimit[], now: Date): number {
+  let wait = 0;
+  for (const { max, windowMs } of limits) {
+    const oldestThatCounts = sentNewestFirst[max - 1];
+    if (oldestThatCounts === undefined) continue;
+    wait = Math.max(wait, oldestThatCounts.getTime() + windowMs - now.getTime());
+  }
+  return wait;
+}

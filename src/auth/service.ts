@@ -6,7 +6,7 @@ import { ValidationError } from '../errors.js';
 import type { AgentClient } from '../storage/auth-store.js';
 import type { Store, Tx } from '../storage/store.js';
 import { ajv, toFieldErrors } from '../validation/ajv.js';
-import type { Claims } from './claims.js';
+import { type Claims, codeLocks } from './claims.js';
 import { AgentAuthError, OAuthError } from './errors.js';
 import { AssertionError, type VerifiedIdJag } from './id-jag.js';
 import type { SigningKeys } from './keys.js';
@@ -116,10 +116,16 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
           status: 'pending',
           email,
         } as const;
-        const { client, claim } = await db.transaction(async (tx) => {
-          const created = await createClient(fields, tx);
-          return { client: created, claim: await claims.open(created, email, tx) };
-        });
+        // Over the limits on codes mailed (limits.ts), claims.open refuses with 429 and nothing is
+        // kept: no mail, and no pending registration whose claim token was never given to anyone.
+        // The agent sends the same request again after Retry-After.
+        const { client, claim } = await db.transaction(
+          async (tx) => {
+            const created = await createClient(fields, tx);
+            return { client: created, claim: await claims.open(created, email, tx) };
+          },
+          { lock: codeLocks(email) },
+        );
         return { status: 202, body: { client_id: client.clientId, status: 'pending', ...claim, claim_uri: urls.claimUri } };
       }
       if (assertionType !== TOKEN_TYPE_ID_JAG) {

@@ -110,6 +110,9 @@ export function sendError(error: FastifyError, request: FastifyRequest, reply: F
   const value = toProblem(error, request, bodyLimit);
   if (value.status >= 500) request.log.error({ err: error }, 'request failed');
   else request.log.debug({ err: error }, 'request rejected');
+  // RFC 6585 §4: a 429 may say when to ask again (the per-IP limiter sets its own header).
+  if (error instanceof AgentAuthError && error.retryAfterSeconds !== undefined)
+    reply.header('retry-after', String(error.retryAfterSeconds));
   return sendProblemFor(request, reply, value);
 }
 

@@ -50,10 +50,15 @@ function agentErrors(): Record<string, Response> {
   return {
     413: problemResponse(413, `The body is larger than ${LIMIT_KIB} KiB.`, [TOO_LARGE]),
     415: problemResponse(415, 'The body is not JSON, or is JSON in a charset other than UTF-8.', [NOT_JSON]),
-    429: problemResponse(429, 'Too many requests from this client address; wait Retry-After seconds.', [RATE_LIMITED], {
-      'Retry-After': headerRef('Retry-After'),
-      ...RATE_LIMIT_HEADERS,
-    }),
+    429: problemResponse(
+      429,
+      'Too many requests from this client address, or too many codes mailed to that email address or for that claim; wait Retry-After seconds.',
+      [RATE_LIMITED],
+      {
+        'Retry-After': headerRef('Retry-After'),
+        ...RATE_LIMIT_HEADERS,
+      },
+    ),
     500: problemResponse(500, 'The request failed on the service side; it may be sent again.', [INTERNAL_ERROR]),
   };
 }

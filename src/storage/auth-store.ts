@@ -1,6 +1,6 @@
-// Storage ports of agent auth: signing keys, registered agent clients, revoked token ids and
-// redeemed foreign assertions. Everything that must hold across restarts and instances lives here,
-// held by rows and constraints, never by process memory.
+// Storage ports of agent auth: signing keys, registered agent clients, claims and the codes they
+// mail, revoked token ids and redeemed foreign assertions. Everything that must hold across restarts
+// and instances lives here, held by rows and constraints, never by process memory.
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { AgentClaimsTable, AgentClientsTable, ClaimStatus, ClientStatus, Database, RegistrationType } from './schema.js';
 import type { Tx } from './store.js';
@@ -41,6 +41,17 @@ const toClaim = (row: Omit<AgentClaimsTable, 'failed_attempts'> & { failed_attem
   expiresAt: new Date(Number(row.expires_at)),
   createdAt: new Date(Number(row.created_at)),
 });
+
+/** A claim code mailed, as the limits on codes count it. */
+export interface CodeSend {
+  /** The address, trimmed and lower-cased. */
+  readonly recipient: string;
+  /** The claim it was sent for. */
+  readonly tokenHash: string;
+  readonly sentAt: Date;
+  /** When no limit counts it any more (it may be purged after). */
+  readonly expiresAt: Date;
+}
 
 export interface SigningKeyRecord {
   readonly kid: string;
@@ -86,6 +97,13 @@ export interface AuthStore {
     expected: ClaimExpectation,
     tx?: Tx,
   ): Promise<boolean>;
+  /** Records a claim code mailed (in the transaction that queues it). */
+  recordCodeSend(send: CodeSend, tx?: Tx): Promise<void>;
+  /**
+   * When codes were mailed to a recipient, or for a claim, after `since`: newest first, at most
+   * `limit`. Read in the transaction that decides on the next one, holding a lock on its name.
+   */
+  codesSentSince(to: { recipient: string } | { tokenHash: string }, since: Date, limit: number, tx?: Tx): Promise<Date[]>;
   findClient(clientId: string): Promise<AgentClient | undefined>;
   /** The client registered for a subject of another issuer (ID-JAG), if any. */
   findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;
@@ -95,7 +113,7 @@ export interface AuthStore {
   isTokenRevoked(jti: string): Promise<boolean>;
   /** Records a foreign assertion's (issuer, jti); false when it was redeemed before (a replay). */
   useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
-  /** Forgets revocations and used assertions whose tokens have expired. */
+  /** Forgets revocations and used assertions whose tokens have expired, and codes no limit counts any more. */
   purgeExpired(now: Date): Promise<void>;
 }
 
@@ -218,6 +236,23 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
       const changed = await update.returning('token_hash').execute();
       return changed.length === 1;
     },
+    async recordCodeSend(send, tx) {
+      await q(tx)
+        .insertInto('claim_code_sends')
+        .values({
+          recipient: send.recipient,
+          token_hash: send.tokenHash,
+          sent_at: send.sentAt.getTime(),
+          expires_at: send.expiresAt.getTime(),
+        })
+        .execute();
+    },
+    async codesSentSince(to, since, limit, tx) {
+      let query = q(tx).selectFrom('claim_code_sends').select('sent_at').where('sent_at', '>', since.getTime());
+      query = 'recipient' in to ? query.where('recipient', '=', to.recipient) : query.where('token_hash', '=', to.tokenHash);
+      const rows = await query.orderBy('sent_at', 'desc').limit(limit).execute();
+      return rows.map((row) => new Date(Number(row.sent_at)));
+    },
     async findClient(clientId) {
       const row = await db.selectFrom('agent_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
       return row && toClient(row);
@@ -263,6 +298,7 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     async purgeExpired(now) {
       await db.deleteFrom('revoked_tokens').where('expires_at', '<', now.getTime()).execute();
       await db.deleteFrom('used_assertions').where('expires_at', '<', now.getTime()).execute();
+      await db.deleteFrom('claim_code_sends').where('expires_at', '<', now.getTime()).execute();
     },
   };
 }

@@ -193,6 +193,24 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '007_claim_code_sends': {
+    // The claim codes mailed in the last day, by recipient (trimmed, lower-cased) and by claim: the
+    // limits on codes per address and per claim count these rows, in the transaction that queues a
+    // code, so they hold across instances (src/auth/limits.ts). The messages table keeps addresses
+    // as typed and for good; these rows are purged once no limit counts them. Codes mailed before
+    // this release are not counted.
+    async up(db) {
+      await db.schema
+        .createTable('claim_code_sends')
+        .addColumn('recipient', 'text', (c) => c.notNull())
+        .addColumn('token_hash', 'text', (c) => c.notNull())
+        .addColumn('sent_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('claim_code_sends_recipient').on('claim_code_sends').columns(['recipient', 'sent_at']).execute();
+      await db.schema.createIndex('claim_code_sends_claim').on('claim_code_sends').columns(['token_hash', 'sent_at']).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -109,6 +109,17 @@ export interface AgentClaimsTable {
   created_at: number;
 }
 
+/** A claim code mailed: what the limits per recipient and per claim count (migration 007). */
+export interface ClaimCodeSendsTable {
+  /** The address, trimmed and lower-cased. */
+  recipient: string;
+  /** The claim it was sent for (agent_claims.token_hash). */
+  token_hash: string;
+  sent_at: number;
+  /** When no limit counts it any more: purged after. */
+  expires_at: number;
+}
+
 export interface Database {
   messages: MessagesTable;
   agent_claims: AgentClaimsTable;
@@ -120,4 +131,5 @@ export interface Database {
   agent_clients: AgentClientsTable;
   revoked_tokens: RevokedTokensTable;
   used_assertions: UsedAssertionsTable;
+  claim_code_sends: ClaimCodeSendsTable;
 }
