@@ -102,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     // Before the API's CORS rules (registered below), which would refuse an origin they do not list.
-    if (request.method === 'OPTIONS' && isPublicDocument(request.url)) {
+    if (request.method === 'OPTIONS' && isPublicDocument(app, request.url)) {
       answerPublicPreflight(request, reply);
       return;
     }

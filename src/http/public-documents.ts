@@ -3,15 +3,16 @@
 // CORS_ORIGINS allows for the API. Their GET handlers send the header. A browser asks first (a
 // preflight) when its client adds a header of its own, such as the MCP SDK's MCP-Protocol-Version:
 // that is answered here, since the API's CORS rules would refuse an origin they do not list.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const PUBLIC_DOCUMENTS = new Set(['/openapi.json', '/auth.md', '/llms.txt', '/mcp/server-card']);
 /** How long a browser may keep the answer (the API's preflights: the same). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-export function isPublicDocument(url: string): boolean {
+/** A document of those, that this service serves (a preflight for a path it does not serve is the API's). */
+export function isPublicDocument(app: FastifyInstance, url: string): boolean {
   const path = url.split('?', 1)[0] ?? '';
-  return path.startsWith('/.well-known/') || PUBLIC_DOCUMENTS.has(path);
+  return (path.startsWith('/.well-known/') || PUBLIC_DOCUMENTS.has(path)) && app.hasRoute({ method: 'GET', url: path });
 }
 
 /** A preflight for a public document: any origin may GET it, with whatever headers it asked for. */

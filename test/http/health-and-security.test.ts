@@ -153,6 +153,13 @@ describe('CORS', () => {
       expect(read.headers['access-control-allow-origin'], url).toBe('*');
     }
     expect((await preflight('https://agent.example')).headers['access-control-allow-origin']).toBeUndefined();
+    // Only documents that exist: a preflight for another path is the API's to answer.
+    const unknown = await testApp.app.inject({
+      method: 'OPTIONS',
+      url: '/.well-known/not-served-here',
+      headers: { origin: 'https://agent.example', 'access-control-request-method': 'GET' },
+    });
+    expect(unknown.headers['access-control-allow-origin']).toBeUndefined();
   });
 
   it('allows any origin with CORS_ORIGINS=*', async () => {
