@@ -43,11 +43,18 @@ export const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 /**
  * The shared rate limits' Redis: commands wait (bounded) while it reconnects, and fail after
- * REDIS_COMMAND_TIMEOUT_MS, so that the limiters let requests through. An outage is logged once,
- * not at every reconnection attempt, and its end too.
+ * REDIS_COMMAND_TIMEOUT_MS, so that the limiters let requests through. A connection on which
+ * nothing comes back for twice that is dropped (and a new one opened): commands do not pile up on
+ * a silent server, to be counted all at once when it wakes, and the outage is seen. An outage is
+ * logged once, not at every reconnection attempt, and its end too.
  */
 function connectRedis(url: string, logger: Logger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: REDIS_COMMAND_TIMEOUT_MS });
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    socketTimeout: 2 * REDIS_COMMAND_TIMEOUT_MS,
+  });
   let down = false;
   redis.on('error', (error: Error) => {
     if (!down) logger.warn({ err: error }, 'Redis is not answering; rate limits are not enforced meanwhile');

@@ -1,7 +1,7 @@
 // With REDIS_URL, two instances share one rate-limit window per client address (Redis on
 // 127.0.0.1:6379), for the HTTP route and for the MCP tool alike.
 import { randomInt } from 'node:crypto';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/services.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
@@ -69,27 +69,72 @@ describe('the HTTP limiter with Redis unreachable', () => {
   });
 });
 
-describe('the limiters with a Redis that accepts connections and never answers', () => {
-  it('let inquiries through after a bounded wait, over HTTP and MCP, rather than hold them', async () => {
-    const silent = createServer(() => {}); // takes every connection, reads, answers nothing
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
-    const { port } = silent.address() as AddressInfo;
-    const app = await startTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
-    try {
-      const started = Date.now();
-      const response = await app.app.inject({
+/**
+ * A TCP proxy to the real Redis that can be made to hang: from `hang()` on, it keeps every
+ * connection open and passes nothing either way, as a paused or wedged server would.
+ */
+async function hangingProxy() {
+  let hanging = false;
+  const sockets = new Set<Socket>();
+  const proxy = createServer((client) => {
+    const upstream = connect(6379, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.on('data', (data) => !hanging && upstream.write(data));
+    upstream.on('data', (data) => !hanging && client.write(data));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    hang: () => {
+      hanging = true;
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+    },
+  };
+}
+
+describe('the limiters with a Redis that stops answering', () => {
+  it('let inquiries through after a bounded wait, over HTTP and MCP, and report the outage once', async () => {
+    const redis = await hangingProxy();
+    const logLines: string[] = [];
+    const app = await startTestApp({
+      env: { REDIS_URL: redis.url, RATE_LIMIT_INQUIRIES: '100/m', LOG_LEVEL: 'warn' },
+      startWorker: false,
+      logLines,
+    });
+    const send = (i: number) =>
+      app.app.inject({
         method: 'POST',
         url: '/api/contact',
         remoteAddress: address,
-        payload: validInquiry({ message: `redis silent ${MESSAGE_SALT}` }),
+        payload: validInquiry({ message: `redis hanging ${MESSAGE_SALT} ${i}` }),
       });
-      expect(response.statusCode).toBe(200);
-      expect(Date.now() - started).toBeLessThan(10 * REDIS_COMMAND_TIMEOUT_MS);
+    try {
+      expect((await send(1)).statusCode).toBe(200); // Redis answers: the limit is counted there
+      redis.hang();
+      for (let i = 2; i <= 4; i++) {
+        const started = Date.now();
+        expect((await send(i)).statusCode).toBe(200);
+        expect(Date.now() - started).toBeLessThan(10 * REDIS_COMMAND_TIMEOUT_MS);
+      }
       const { createWindowLimiter } = await import('../../src/mcp/rate-limit.js');
       expect(await createWindowLimiter({ max: 1, windowMs: 60_000 }, app.services.redis).take(address)).toBe(0);
+      // The silent connection is dropped, which reports the outage, once.
+      for (let waited = 0; !logLines.some((line) => line.includes('Redis is not answering')) && waited < 5_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(logLines.filter((line) => line.includes('Redis is not answering'))).toHaveLength(1);
     } finally {
       await app.close();
-      silent.close();
+      redis.close();
     }
   });
 });
