@@ -191,7 +191,7 @@ const claim = (urls: AuthUrls) => `## 4. Claim (a person takes ownership)
 
 \`POST ${urls.claimUri}\`, JSON. Codes have 6 digits, expire after ${CLAIM_CODE_TTL_MINUTES} minutes and work once. ${CLAIM_CODE_MAX_TRIES} wrong codes end the claim.
 
-Codes mailed are limited, whoever asks and from wherever: to one email address (case and surrounding spaces aside) ${CODES_PER_ADDRESS_TEXT}; for one claim ${CODES_PER_CLAIM_TEXT}. Beyond that the answer is \`429\` \`rate_limited\` with \`Retry-After\` (seconds), and nothing is mailed: a claim keeps its last code, and a verified-email registration (section 3b) is not made, so send it again after the wait.
+Codes mailed are limited, whoever asks and from wherever: to one mailbox (case, surrounding spaces and a \`+tag\` after the local part aside) ${CODES_PER_ADDRESS_TEXT}; for one claim ${CODES_PER_CLAIM_TEXT}. Beyond that the answer is \`429\` \`rate_limited\` with \`Retry-After\` (seconds), and nothing is mailed: a claim keeps its last code, and a verified-email registration (section 3b) is not made, so send it again after the wait.
 
 ### Start (anonymous registrations)
 

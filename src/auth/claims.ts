@@ -23,8 +23,16 @@ export const hashClaimToken = (token: string): string => createHash('sha256').up
 const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
   (await scryptAsync(otp, tokenHash, OTP_HASH_BYTES)).toString('hex');
 
-/** The address as the limits on codes count it: `Owner@Example.com ` and `owner@example.com` are one person. */
-export const recipientOf = (email: string): string => email.trim().toLowerCase();
+/**
+ * The mailbox as the limits on codes count it: `Owner@Example.com ` and `owner@example.com` are one
+ * person, and so are `owner+1@example.com`, `owner+2@…`: a tag after "+" (subaddressing, RFC 5233)
+ * reaches the same mailbox at the common providers, and would otherwise give each tag limits of its own.
+ */
+export const recipientOf = (email: string): string => {
+  const address = email.trim().toLowerCase();
+  const at = address.lastIndexOf('@');
+  return `${address.slice(0, at).replace(/\+.*$/, '')}${address.slice(at)}`;
+};
 
 /**
  * The names a transaction that may mail a code to `email` (for the claim `tokenHash`) locks, so that

@@ -124,6 +124,8 @@ describe.each(BACKENDS)('claim codes mailed, on $name', ({ fresh }) => {
     expect((await startClaim(instance, await anonymousClaim(instance), 'Victim@Example.COM')).statusCode).toBe(202);
     expect((await registerWithEmail(instance, 'VICTIM@example.com')).statusCode).toBe(202);
     expect(await codesMailedTo('victim@example.com')).toBe(PER_ADDRESS_PER_15_MIN);
+    // A tag after "+" reaches the same mailbox: it is no way round the limit.
+    expectRefused(await registerWithEmail(instance, 'victim+1@example.com'), /to this email address/);
 
     // The fourth is refused, by registration and by claim alike, and nothing is mailed or kept:
     // no pending registration for it, and the claim is as it was.
