@@ -49,31 +49,40 @@ export function createWindowLimiter(
   };
 }
 
-/** An address may end in dotted IPv4 (RFC 4291 §2.2), which stands for its last two groups. */
+/**
+ * What a client address counts under: an IPv4 address as it is, one mapped into IPv6 (::ffff:a.b.c.d,
+ * RFC 4291 §2.5.5.2, however it is written) as that IPv4 address, and any other IPv6 address by the
+ * /64 it is in, since one host or site is given a whole /64 (RFC 6177) and can send from any address
+ * in it. @fastify/rate-limit keys the HTTP route the same way.
+ */
+export function clientKey(address: string): string {
+  if (!isIPv6(address)) return address;
+  const groups = ipv6Groups(address);
+  const [, , , , , mapped = 0, high = 0, low = 0] = groups;
+  if (groups.slice(0, 5).every((group) => group === 0) && mapped === 0xffff) {
+    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  }
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (RFC 4291 §2.2: "::" and a dotted IPv4 ending spelled out). */
+function ipv6Groups(address: string): number[] {
+  const [head = '', tail] = (address.split('%')[0] ?? '').split('::');
+  const parts = (text: string) => (text === '' ? [] : text.split(':').flatMap(dottedAsGroups));
+  const left = parts(head);
+  const right = tail === undefined ? [] : parts(tail);
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((group) => Number.parseInt(group, 16));
+}
+
+/** A dotted IPv4 ending stands for the last two groups. */
 function dottedAsGroups(part: string): string[] {
   if (!part.includes('.')) return [part];
   const [a = 0, b = 0, c = 0, d = 0] = part.split('.').map(Number);
   return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
-}
-
-/**
- * What a client address counts under: an IPv4 address as it is (one mapped into IPv6 included), an
- * IPv6 address by the /64 it is in, since one host or site is given a whole /64 (RFC 6177) and can
- * send from any address in it. @fastify/rate-limit keys the HTTP route the same way.
- */
-export function clientKey(address: string): string {
-  if (!isIPv6(address)) return address;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return mapped[1];
-  const [head = '', tail] = address.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':').flatMap(dottedAsGroups);
-  const groups =
-    tail === undefined ? left.flatMap(dottedAsGroups) : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(':')}::/64`;
 }
 
 function redisLimiter(config: RateLimitConfig, redis: Redis): WindowLimiter {
