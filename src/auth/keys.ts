@@ -23,6 +23,12 @@ type CryptoKey = webcrypto.CryptoKey;
 export const SIGNING_ALGORITHM = 'ES256';
 /** At most one look at the key table per this interval for kids this instance does not know. */
 const KEY_RELOAD_COOLDOWN_MS = 30_000;
+/**
+ * A running instance reads the key table again, in the background, once its copy is this old: a key
+ * added (by another instance, or by an operator rotating keys) is published and signs everywhere,
+ * and a key retired stops verifying everywhere, within about a minute, not at the next restart.
+ */
+export const KEY_REFRESH_MS = 60_000;
 
 interface LoadedKey {
   readonly kid: string;
@@ -35,15 +41,21 @@ export class SigningKeys {
   private jwks: JSONWebKeySet = { keys: [] };
   private verifyWith = createLocalJWKSet(this.jwks);
   private reloadedAt = 0;
+  /** When the keys were last read (clock()), and the background read under way, if any. */
+  private loadedAt = 0;
+  private refreshing: Promise<void> | undefined;
 
-  private constructor(private readonly store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>) {}
+  private constructor(
+    private readonly store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>,
+    private readonly clock: () => number,
+  ) {}
 
   /**
    * Loads the keys, creating the first one if the database has none: under a lock, so that
    * instances starting together on an empty database make one key between them, not one each.
    */
-  static async load(store: Pick<Store, 'auth' | 'transaction'>, now = new Date()): Promise<SigningKeys> {
-    const keys = new SigningKeys(store.auth);
+  static async load(store: Pick<Store, 'auth' | 'transaction'>, now = new Date(), clock: () => number = Date.now): Promise<SigningKeys> {
+    const keys = new SigningKeys(store.auth, clock);
     await keys.reload();
     if (keys.keys.length === 0) {
       const first = await newKey(now);
@@ -60,10 +72,25 @@ export class SigningKeys {
 
   /** The public keys, as served at /.well-known/jwks.json. */
   publicJwks(): JSONWebKeySet {
+    this.refreshIfStale();
     return this.jwks;
   }
 
+  /**
+   * Starts reading the keys again if this copy is KEY_REFRESH_MS old; the current ones serve
+   * meanwhile, and stay if the read fails (the database away), to be tried again at the next use.
+   */
+  private refreshIfStale(): void {
+    if (this.refreshing !== undefined || this.clock() - this.loadedAt < KEY_REFRESH_MS) return;
+    this.refreshing = this.reload()
+      .catch(() => {})
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+  }
+
   async sign(payload: JWTPayload, options: { typ: string; expiresInSeconds: number; now?: Date }): Promise<string> {
+    this.refreshIfStale();
     const [current] = this.keys;
     if (!current) throw new Error('no signing key');
     const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
@@ -77,6 +104,7 @@ export class SigningKeys {
   /** Verifies a JWT this service signed; a key another instance made since start is looked up once. */
   async verify(token: string, options: { typ: string; issuer: string; audience: string | string[] }): Promise<JWTVerifyResult> {
     const verifyOptions = { algorithms: [SIGNING_ALGORITHM], typ: options.typ, issuer: options.issuer, audience: options.audience };
+    this.refreshIfStale();
     try {
       return await jwtVerify(token, this.verifyWith, verifyOptions);
     } catch (error) {
@@ -91,6 +119,7 @@ export class SigningKeys {
   }
 
   private async reload(): Promise<void> {
+    const readAt = this.clock();
     const records = await this.store.signingKeys();
     this.keys = await Promise.all(
       records.map(async (record) => ({
@@ -101,6 +130,7 @@ export class SigningKeys {
     );
     this.jwks = { keys: this.keys.map((key) => key.publicJwk) };
     this.verifyWith = createLocalJWKSet(this.jwks);
+    this.loadedAt = readAt;
   }
 }
 

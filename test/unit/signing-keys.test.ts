@@ -1,7 +1,8 @@
 // Signing keys on a real SQLite store: made once, shared by every instance, rotation-ready.
+import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SigningKeys } from '../../src/auth/keys.js';
+import { KEY_REFRESH_MS, SigningKeys } from '../../src/auth/keys.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { createStore, type Store, type Tx } from '../../src/storage/store.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -16,6 +17,19 @@ const verifyOptions = { typ: 'at+jwt', issuer: 'https://studio.example', audienc
 const sign = (keys: SigningKeys) =>
   keys.sign({ iss: verifyOptions.issuer, aud: verifyOptions.audience, sub: 'agt_x' }, { typ: 'at+jwt', expiresInSeconds: 60 });
 
+/** A new ES256 key as the table holds it, made `createdAt`. */
+async function keyRecord(createdAt: Date) {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  return {
+    kid,
+    privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'ES256' }),
+    publicJwk: JSON.stringify({ ...publicJwk, kid, alg: 'ES256', use: 'sig' }),
+    createdAt,
+  };
+}
+
 describe('signing keys', () => {
   it('are made once: a second instance on the same database loads the same key', async () => {
     testApp = await startTestApp({ startWorker: false });
@@ -27,21 +41,44 @@ describe('signing keys', () => {
   it('rotate: a newer key signs, the older keeps verifying, and an instance that has not reloaded still verifies', async () => {
     testApp = await startTestApp({ startWorker: false });
     const before = await sign(testApp.services.keys);
-    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-    const publicJwk = await exportJWK(publicKey);
-    const kid = await calculateJwkThumbprint(publicJwk);
-    await testApp.services.store.auth.addSigningKey({
-      kid,
-      privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'ES256' }),
-      publicJwk: JSON.stringify({ ...publicJwk, kid, alg: 'ES256', use: 'sig' }),
-      createdAt: new Date(Date.now() + 1000),
-    });
+    const { kid, ...record } = await keyRecord(new Date(Date.now() + 1000));
+    await testApp.services.store.auth.addSigningKey({ kid, ...record });
     const rotated = await SigningKeys.load(testApp.services.store);
     expect(rotated.publicJwks().keys.map((key) => key.kid)).toEqual([kid, testApp.services.keys.publicJwks().keys[0]?.kid]);
     const after = await sign(rotated);
     expect((await rotated.verify(before, verifyOptions)).protectedHeader.kid).not.toBe(kid);
     // The running instance has never seen the new kid: it looks it up in the database once.
     expect((await testApp.services.keys.verify(after, verifyOptions)).protectedHeader.kid).toBe(kid);
+  });
+});
+
+describe('a running instance', () => {
+  it('reads the keys again once its copy is a minute old: a key retired elsewhere stops verifying, a new one signs', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    let time = 0;
+    const keys = await SigningKeys.load(testApp.services.store, new Date(), () => time);
+    const old = await sign(keys);
+    const oldKid = keys.publicJwks().keys[0]?.kid;
+    // Another instance (or an operator) rotates: a newer key, and the old one retired.
+    const newer = await keyRecord(new Date(Date.now() + 1000));
+    await testApp.services.store.auth.addSigningKey(newer);
+    const opened = await openDatabase({ kind: 'sqlite', path: join(testApp.dir, 'studio.db') });
+    await opened.db
+      .updateTable('signing_keys')
+      .set({ retired_at: Date.now() })
+      .where('kid', '=', oldKid ?? '')
+      .execute();
+    await opened.db.destroy();
+
+    time = KEY_REFRESH_MS - 1;
+    expect(keys.publicJwks().keys.map((key) => key.kid)).toEqual([oldKid]);
+    time = KEY_REFRESH_MS; // from this use on, the copy is read again in the background
+    for (let waited = 0; keys.publicJwks().keys[0]?.kid !== newer.kid && waited < 5_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(keys.publicJwks().keys.map((key) => key.kid)).toEqual([newer.kid]);
+    await expect(keys.verify(old, verifyOptions)).rejects.toThrow();
+    expect((await keys.verify(await sign(keys), verifyOptions)).protectedHeader.kid).toBe(newer.kid);
   });
 });
 
