@@ -63,6 +63,8 @@ export class GroupCommitter<I, R> {
       concurrency?: number;
       /** What a batch decides about: its transaction locks these names from its start (Store.transaction). */
       lockNamesOf?: (items: readonly I[]) => string[];
+      /** How long a batch waits for its locks (Store.transaction's default unless set). */
+      lockTimeoutMs?: number;
       /** Items waiting before a lane beyond the first starts (EXTRA_LANE_AT by default). */
       extraLaneAt?: number;
       /** …or the wait after which one starts for fewer (EXTRA_LANE_AFTER_MS by default). */
@@ -119,6 +121,7 @@ export class GroupCommitter<I, R> {
       results = await this.store.transaction((tx) => this.process(tx, items), {
         ...(this.options.durable !== undefined && { durable: this.options.durable }),
         ...(this.options.lockNamesOf && { lock: this.options.lockNamesOf(items) }),
+        ...(this.options.lockTimeoutMs !== undefined && { lockTimeoutMs: this.options.lockTimeoutMs }),
       });
     } catch (error) {
       if (batch.length === 1 || !causedByAnItem(error)) {
@@ -141,12 +144,13 @@ export class GroupCommitter<I, R> {
 
 /**
  * Errors that one item of a batch can cause: on PostgreSQL the SQLSTATE classes 22 (data
- * exception), 23 (integrity constraint) and 40 (rollback: deadlock, serialization); on SQLite a
- * constraint or datatype mismatch. Anything else (a lost connection, a timeout, a full disk) would
- * fail each item alone just the same.
+ * exception), 23 (integrity constraint) and 40 (rollback: deadlock, serialization), and 55P03
+ * (lock_not_available: a lock one item needs is held by another instance's stalled transaction, and
+ * the others must not wait and fail with it); on SQLite a constraint or datatype mismatch. Anything
+ * else (a lost connection, a full disk) would fail each item alone just the same.
  */
 export function causedByAnItem(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
-  return /^(22|23|40)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|MISMATCH)/.test(code);
+  return /^(22|23|40)[0-9A-Z]{3}$/.test(code) || code === '55P03' || /^SQLITE_(CONSTRAINT|MISMATCH)/.test(code);
 }

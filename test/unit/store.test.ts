@@ -690,6 +690,21 @@ describe('a locked transaction on PostgreSQL', () => {
     }
   });
 
+  it('in a group commit, fails only the items whose lock another transaction holds: the rest of their batch commits', async () => {
+    const opened = await open();
+    const holder = await holdLock(opened, 'held');
+    const committer = new GroupCommitter<string, string>(opened, async (_tx, items) => items.map((item) => `${item} done`), {
+      lockNamesOf: (items) => [...items],
+      lockTimeoutMs: 300,
+    });
+    // Queued in one turn: they share a batch, which waits for the held lock and times out.
+    const outcomes = await Promise.allSettled(['held', 'free', 'also free'].map((item) => committer.run(item)));
+    await holder.release();
+    expect(
+      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as { code?: string }).code)),
+    ).toEqual(['55P03', 'free done', 'also free done']);
+  });
+
   it('sends its first queries behind its begin, and queries made together, without waiting for an answer', async () => {
     const opened = await open();
     // Every statement as it goes out on the wire (the protocol's Query or Parse message), and as
@@ -879,7 +894,7 @@ describe('a locked transaction on PostgreSQL', () => {
 
 describe('causedByAnItem', () => {
   it('tells errors one item can cause from failures of the database', () => {
-    for (const code of ['23505', '23503', '22001', '40P01', 'SQLITE_CONSTRAINT_FOREIGNKEY', 'SQLITE_MISMATCH']) {
+    for (const code of ['23505', '23503', '22001', '40P01', '55P03', 'SQLITE_CONSTRAINT_FOREIGNKEY', 'SQLITE_MISMATCH']) {
       expect(causedByAnItem(Object.assign(new Error(code), { code })), code).toBe(true);
     }
     for (const error of [
