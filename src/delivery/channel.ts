@@ -10,6 +10,11 @@ export type SendResult =
 
 export interface Channel {
   readonly name: string;
+  /**
+   * Sends it can run at once (the email channel's pooled SMTP connections), or none said: any
+   * number. Beyond it, sends wait in the worker, which checks its lease right before each starts.
+   */
+  readonly concurrency?: number;
   send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult>;
   close?(): Promise<void> | void;
 }

@@ -81,10 +81,15 @@ export function composeServiceEmail(message: ServiceMessage, options: Pick<Email
 }
 
 export function createEmailChannel(options: EmailChannelOptions): Channel {
-  const transport: Transporter = nodemailer.createTransport(withTransportDefaults(options.smtpUrl));
+  const transportUrl = new URL(withTransportDefaults(options.smtpUrl));
+  const transport: Transporter = nodemailer.createTransport(transportUrl.href);
+  // Pooled, nodemailer sends on this many connections and queues the rest out of the worker's sight.
+  const connections = Number(transportUrl.searchParams.get('maxConnections'));
+  const pooled = transportUrl.searchParams.get('pool') === 'true' && Number.isInteger(connections) && connections > 0;
 
   return {
     name: 'email',
+    ...(pooled && { concurrency: connections }),
     async send(_delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
       try {
         await transport.sendMail(

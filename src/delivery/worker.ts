@@ -38,7 +38,7 @@ const DEFAULT_CONCURRENCY = 32;
  * How long a crashed or hung worker's claims wait before another worker takes them over. A live
  * worker renews the leases of the deliveries it has in flight (see renewLeases), so the lease need
  * not cover an attempt: with 32 deliveries claimed together and 4 SMTP connections, the last of
- * them waits in nodemailer's queue for about eight sends before its own even starts.
+ * them waits for about eight sends before its own even starts.
  */
 const DEFAULT_LEASE_MS = 2 * 60 * 1000;
 /** Leases in flight are renewed this many times a lease, so one late renewal does not let one lapse. */
@@ -64,6 +64,14 @@ export class DeliveryWorker {
    * has only renewed the lease, which stays this worker's: the send is not started a second time.
    */
   private readonly inFlightIds = new Set<string>();
+  /**
+   * By when (performance.now(), which runs on while the process is frozen) this worker's lease on
+   * each delivery in flight runs out, as far as it knows: set by the claim, moved on by each renewal
+   * that succeeds.
+   */
+  private readonly heldUntil = new Map<string, number>();
+  /** The sends each channel may run at once (Channel.concurrency); the others wait here. */
+  private readonly channelSlots = new Map<string, Slots>();
   /**
    * Deliveries whose attempt was recorded while a claim was running. That claim may have leased
    * one of them again just before the record committed (its lease ran out while the database was
@@ -174,13 +182,18 @@ export class DeliveryWorker {
           break;
         }
         this.recordedDuringClaim.clear();
+        const claimedAt = performance.now();
         const due = await this.options.store.outbox.claimDue(this.now(), capacity, this.leaseMs, this.id);
         const unused: string[] = [];
         let started = 0;
         for (const item of due) {
           const id = item.delivery.id;
-          if (this.inFlightIds.has(id)) continue;
+          if (this.inFlightIds.has(id)) {
+            this.heldUntil.set(id, claimedAt + this.leaseMs); // its lease, renewed by this claim
+            continue;
+          }
           if (this.running && !this.recordedDuringClaim.has(id)) {
+            this.heldUntil.set(id, claimedAt + this.leaseMs);
             this.launch(item);
             started++;
           } else unused.push(id);
@@ -239,7 +252,10 @@ export class DeliveryWorker {
     this.renewing = true;
     try {
       const until = new Date(this.now().getTime() + this.leaseMs);
-      await this.options.store.outbox.renewLeases([...this.inFlightIds], this.id, until);
+      const renewedAt = performance.now();
+      const ids = [...this.inFlightIds];
+      await this.options.store.outbox.renewLeases(ids, this.id, until);
+      for (const id of ids) if (this.heldUntil.has(id)) this.heldUntil.set(id, renewedAt + this.leaseMs);
       this.renewalFailing = false;
     } catch (error) {
       if (!this.renewalFailing) this.options.logger.warn({ err: error }, 'could not renew the leases of deliveries in flight; will retry');
@@ -257,8 +273,29 @@ export class DeliveryWorker {
     void work.finally(() => {
       this.inFlight.delete(work);
       this.inFlightIds.delete(id);
+      this.heldUntil.delete(id);
       this.wake();
     });
+  }
+
+  /**
+   * Whether a send may start: at least a third of this worker's lease on the delivery is left. Not
+   * so after the renewals have failed for that long, or when the process was frozen (SIGSTOP, a
+   * paused machine) past it: another worker may hold the delivery by now and have sent it, and a
+   * send started here would be a second one that nobody records.
+   */
+  private stillHeld(id: string): boolean {
+    return (this.heldUntil.get(id) ?? 0) - performance.now() >= this.leaseMs / 3;
+  }
+
+  private slotsFor(channel: Channel): Slots | undefined {
+    if (channel.concurrency === undefined) return undefined;
+    let slots = this.channelSlots.get(channel.name);
+    if (slots === undefined) {
+      slots = new Slots(channel.concurrency);
+      this.channelSlots.set(channel.name, slots);
+    }
+    return slots;
   }
 
   /**
@@ -300,6 +337,9 @@ export class DeliveryWorker {
   private async deliver({ delivery, payload }: DueDelivery): Promise<void> {
     const log = this.options.logger.child({ reference: delivery.reference, channel: delivery.channel, deliveryId: delivery.id });
     const channel = this.channels.get(delivery.channel);
+    // A send that waits for a free connection of its channel is timed from when it starts.
+    const slots = channel && this.slotsFor(channel);
+    await slots?.take();
     const attemptedAt = this.now();
     const started = performance.now();
     let result: SendResult;
@@ -307,9 +347,15 @@ export class DeliveryWorker {
       result = { outcome: 'retry', error: `channel "${delivery.channel}" is not configured in this process` };
     } else {
       try {
+        if (!this.stillHeld(delivery.id)) {
+          log.warn('the lease ran out before the send could start; left to the worker that holds it now');
+          return;
+        }
         result = await channel.send(delivery, payload);
       } catch (error) {
         result = { outcome: 'retry', error: error instanceof Error ? error.message : String(error) };
+      } finally {
+        slots?.give();
       }
     }
     const durationMs = performance.now() - started;
@@ -347,5 +393,25 @@ export class DeliveryWorker {
       case 'retry':
         log.warn({ attempt: failures, error: outcome.error, retryAt: outcome.runAt.toISOString() }, 'delivery attempt failed; will retry');
     }
+  }
+}
+
+/** A count of free places, and the callers waiting for one, in order. */
+class Slots {
+  private readonly waiting: (() => void)[] = [];
+  constructor(private free: number) {}
+
+  async take(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
   }
 }

@@ -5,7 +5,7 @@
 // is mailed once, and every attempt is recorded. On both backends.
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEmailChannel } from '../../src/delivery/email.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { createInquiryService } from '../../src/inquiries/service.js';
@@ -22,6 +22,7 @@ const SMTP_ACCEPT_MS = 1_000;
 
 let cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const cleanup of cleanups.reverse()) await cleanup();
   cleanups = [];
 });
@@ -37,73 +38,82 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
 }
 
 describe.each(BACKENDS)('two workers on one $name database, a slow SMTP server and a short lease', ({ fresh }) => {
-  it('mail each inquiry once and record every attempt: sends waiting for a connection are not taken over', async () => {
-    const smtp = await startSmtpServer();
-    cleanups.push(() => smtp.stop());
-    smtp.acceptDelayMs = SMTP_ACCEPT_MS;
-    const database = await fresh();
-    cleanups.push(() => database.drop());
-    const profile = loadStudioProfile(null);
+  it.each([
+    { renewals: 'renewing its leases', cutOff: false },
+    { renewals: 'unable to renew them (cut off, or frozen past the lease)', cutOff: true },
+  ])(
+    'mail each inquiry once and record every attempt, the first worker $renewals',
+    async ({ cutOff }) => {
+      const smtp = await startSmtpServer();
+      cleanups.push(() => smtp.stop());
+      smtp.acceptDelayMs = SMTP_ACCEPT_MS;
+      const database = await fresh();
+      cleanups.push(() => database.drop());
+      const profile = loadStudioProfile(null);
 
-    // One store, channel (its own SMTP pool) and worker per "instance".
-    const instance = async () => {
-      const opened = await openDatabase(database.config);
-      const store = createStore(opened);
-      const channel = createEmailChannel({ smtpUrl: smtp.url, from: 'Studio <no-reply@example.com>', to: 'studio@example.com', profile });
-      const worker = new DeliveryWorker({
-        store,
-        channels: [channel],
-        logger: pino({ level: 'silent' }),
-        leaseMs: LEASE_MS,
-        pollIntervalMs: 50,
-        pacer: null,
-      });
-      cleanups.push(async () => {
-        await worker.stop(0);
-        await channel.close?.();
-        await store.close();
-      });
-      return { db: opened.db, store, worker };
-    };
-    const a = await instance();
-    const b = await instance();
+      // One store, channel (its own SMTP pool) and worker per "instance".
+      const instance = async () => {
+        const opened = await openDatabase(database.config);
+        const store = createStore(opened);
+        const channel = createEmailChannel({ smtpUrl: smtp.url, from: 'Studio <no-reply@example.com>', to: 'studio@example.com', profile });
+        const worker = new DeliveryWorker({
+          store,
+          channels: [channel],
+          logger: pino({ level: 'silent' }),
+          leaseMs: LEASE_MS,
+          pollIntervalMs: 50,
+          pacer: null,
+        });
+        cleanups.push(async () => {
+          await worker.stop(0);
+          await channel.close?.();
+          await store.close();
+        });
+        return { db: opened.db, store, worker };
+      };
+      const a = await instance();
+      const b = await instance();
+      // Cut off, A starts no send once less than a third of its lease is left: B sends those.
+      if (cutOff) vi.spyOn(a.store.outbox, 'renewLeases').mockRejectedValue(new Error('the database is away'));
 
-    const inquiries = createInquiryService({ store: a.store, channels: ['email'] });
-    for (let i = 0; i < INQUIRIES; i++) {
-      await inquiries.submit(validInquiry({ email: `person-${i}@example.com`, message: `slow mail ${i}` }));
-    }
-    // Held by A, or already sent by it: none is left for B to claim unless a lease of A's lapses.
-    const takenByA = async () =>
-      Number(
-        (
-          await a.db
-            .selectFrom('deliveries')
-            .select((eb) => eb.fn.countAll().as('count'))
-            .where((eb) => eb.or([eb('locked_by', '=', a.worker.id), eb('status', '=', 'succeeded')]))
-            .executeTakeFirstOrThrow()
-        ).count,
+      const inquiries = createInquiryService({ store: a.store, channels: ['email'] });
+      for (let i = 0; i < INQUIRIES; i++) {
+        await inquiries.submit(validInquiry({ email: `person-${i}@example.com`, message: `slow mail ${i}` }));
+      }
+      // Held by A, or already sent by it: none is left for B to claim unless a lease of A's lapses.
+      const takenByA = async () =>
+        Number(
+          (
+            await a.db
+              .selectFrom('deliveries')
+              .select((eb) => eb.fn.countAll().as('count'))
+              .where((eb) => eb.or([eb('locked_by', '=', a.worker.id), eb('status', '=', 'succeeded')]))
+              .executeTakeFirstOrThrow()
+          ).count,
+        );
+
+      // A claims every delivery in one go; only then does B start, and finds them all leased.
+      await a.worker.start();
+      await until(async () => (await takenByA()) === INQUIRIES, 5_000);
+      await b.worker.start();
+
+      // A's last sends finish about 8 s (32 mails, 4 connections, 1 s each) after its claim: twice the lease.
+      await until(async () => (await a.store.outbox.countByStatus()).succeeded === INQUIRIES, 30_000);
+      await sleep(SMTP_ACCEPT_MS + 500); // time for a second copy to arrive, if any were sent
+
+      const mailed = smtp.received.map((mail) => String(mail.parsed.headers.get('x-inquiry-reference')));
+      expect(new Set(mailed).size).toBe(INQUIRIES);
+      expect(mailed).toHaveLength(INQUIRIES);
+      const deliveries = await a.db.selectFrom('deliveries').select(['status', 'attempts', 'locked_by']).execute();
+      expect(deliveries.map(({ status, attempts, locked_by }) => ({ status, attempts: Number(attempts), locked_by }))).toEqual(
+        Array(INQUIRIES).fill({ status: 'succeeded', attempts: 1, locked_by: null }),
       );
-
-    // A claims every delivery in one go; only then does B start, and finds them all leased.
-    await a.worker.start();
-    await until(async () => (await takenByA()) === INQUIRIES, 5_000);
-    await b.worker.start();
-
-    // A's last sends finish about 8 s (32 mails, 4 connections, 1 s each) after its claim: twice the lease.
-    await until(async () => (await a.store.outbox.countByStatus()).succeeded === INQUIRIES, 30_000);
-    await sleep(SMTP_ACCEPT_MS + 500); // time for a second copy to arrive, if any were sent
-
-    const mailed = smtp.received.map((mail) => String(mail.parsed.headers.get('x-inquiry-reference')));
-    expect(new Set(mailed).size).toBe(INQUIRIES);
-    expect(mailed).toHaveLength(INQUIRIES);
-    const deliveries = await a.db.selectFrom('deliveries').select(['status', 'attempts', 'locked_by']).execute();
-    expect(deliveries.map(({ status, attempts, locked_by }) => ({ status, attempts: Number(attempts), locked_by }))).toEqual(
-      Array(INQUIRIES).fill({ status: 'succeeded', attempts: 1, locked_by: null }),
-    );
-    // Every mail sent is an attempt on record.
-    const attempts = await a.db.selectFrom('delivery_attempts').select(['attempt', 'outcome']).execute();
-    expect(attempts).toEqual(Array(INQUIRIES).fill({ attempt: 1, outcome: 'succeeded' }));
-  }, 60_000);
+      // Every mail sent is an attempt on record.
+      const attempts = await a.db.selectFrom('delivery_attempts').select(['attempt', 'outcome']).execute();
+      expect(attempts).toEqual(Array(INQUIRIES).fill({ attempt: 1, outcome: 'succeeded' }));
+    },
+    60_000,
+  );
 
   it('renew only the leases their owner still holds', async () => {
     const database = await fresh();
