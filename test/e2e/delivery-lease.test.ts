@@ -29,14 +29,6 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
 describe.each(BACKENDS)('two workers on one $name database, a slow SMTP server and a short lease', ({ fresh }) => {
   it.each([
     { renewals: 'renewing its leases', cutOff: false },
@@ -94,11 +86,11 @@ describe.each(BACKENDS)('two workers on one $name database, a slow SMTP server a
 
       // A claims every delivery in one go; only then does B start, and finds them all leased.
       await a.worker.start();
-      await until(async () => (await takenByA()) === INQUIRIES, 5_000);
+      await vi.waitUntil(async () => (await takenByA()) === INQUIRIES, { timeout: 5_000, interval: 50 });
       await b.worker.start();
 
       // A's last sends finish about 8 s (32 mails, 4 connections, 1 s each) after its claim: twice the lease.
-      await until(async () => (await a.store.outbox.countByStatus()).succeeded === INQUIRIES, 30_000);
+      await vi.waitUntil(async () => (await a.store.outbox.countByStatus()).succeeded === INQUIRIES, { timeout: 30_000, interval: 50 });
       await sleep(SMTP_ACCEPT_MS + 500); // time for a second copy to arrive, if any were sent
 
       const mailed = smtp.received.map((mail) => String(mail.parsed.headers.get('x-inquiry-reference')));

@@ -4,7 +4,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REFERENCE_IN_TEXT, tempDir, validInquiry } from '../helpers/app.js';
 import { freePort, spawnService, startService } from '../helpers/process.js';
 import { startSmtpServer } from '../helpers/smtp.js';
@@ -120,9 +120,7 @@ describe('process lifecycle', () => {
       'POST /api/contact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"firstName":"Ada",',
     );
     // The request is in flight once the service has logged it (it waits for the rest of its body).
-    for (let waited = 0; !service.output().includes('"url":"/api/contact"') && waited < 10_000; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await vi.waitUntil(() => service.output().includes('"url":"/api/contact"'), { timeout: 10_000, interval: 20 });
     expect(service.output()).toContain('"url":"/api/contact"');
     const started = Date.now();
     service.child.kill('SIGTERM');

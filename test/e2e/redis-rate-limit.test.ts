@@ -2,7 +2,7 @@
 // 127.0.0.1:6379), for the HTTP route and for the MCP tool alike.
 import { randomInt } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/services.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 
@@ -128,9 +128,7 @@ describe('the limiters with a Redis that stops answering', () => {
       const { createWindowLimiter } = await import('../../src/mcp/rate-limit.js');
       expect(await createWindowLimiter({ max: 1, windowMs: 60_000 }, app.services.redis).take(address)).toBe(0);
       // The silent connection is dropped, which reports the outage, once.
-      for (let waited = 0; !logLines.some((line) => line.includes('Redis is not answering')) && waited < 5_000; waited += 50) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await vi.waitUntil(() => logLines.some((line) => line.includes('Redis is not answering')), { timeout: 5_000, interval: 50 });
       expect(logLines.filter((line) => line.includes('Redis is not answering'))).toHaveLength(1);
     } finally {
       await app.close();

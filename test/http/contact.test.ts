@@ -2,7 +2,7 @@
 // duplicate folding and the rate limit.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REFERENCE_PATTERN } from '../../src/inquiries/reference.js';
 import { INQUIRY_LIMITS } from '../../src/inquiries/schema.js';
 import { openDatabase } from '../../src/storage/database.js';
@@ -237,7 +237,7 @@ describe('Idempotency-Key', () => {
     await opened.db.destroy();
     testApp = await startTestApp({ dir, startWorker: false });
     const keys = async () => [...(await testApp.services.store.idempotency.findMany(['a-day-old', 'nearly-a-day-old'])).keys()];
-    for (let waited = 0; (await keys()).length > 1 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.waitUntil(async () => (await keys()).length === 1, { timeout: 5_000, interval: 20 });
     expect(await keys()).toEqual(['nearly-a-day-old']);
     // The old key is free again: another inquiry with it is a new one, not a 422.
     const later = await post(validInquiry({ message: 'Another project entirely.' }), old);

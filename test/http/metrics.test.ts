@@ -1,6 +1,6 @@
 // GET /metrics: not served without METRICS_TOKEN, refused without the token, and with it the
 // Prometheus text with requests, inquiries, deliveries by channel and status, and process metrics.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { startWebhookReceiver } from '../helpers/webhook.js';
 
@@ -57,9 +57,7 @@ describe('GET /metrics', () => {
       await receiver.waitFor((received) => received.length === 1);
       // The attempt is recorded after the answer.
       const outbox = testApp.services.store.outbox;
-      for (let waited = 0; (await outbox.countByStatus()).succeeded < 1 && waited < 5_000; waited += 20) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await vi.waitUntil(async () => (await outbox.countByStatus()).succeeded === 1, { timeout: 5_000, interval: 20 });
       const text = (await testApp.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body;
       expect(text).toContain('studio_inquiry_delivery_latency_seconds_count{channel="webhook"} 1');
       expect(text).toContain('studio_inquiry_deliveries{channel="webhook",status="succeeded"} 1');

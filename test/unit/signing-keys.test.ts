@@ -1,7 +1,7 @@
 // Signing keys on a real SQLite store: made once, shared by every instance, rotation-ready.
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEY_REFRESH_MS, SigningKeys } from '../../src/auth/keys.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { createStore, type Store, type Tx } from '../../src/storage/store.js';
@@ -73,9 +73,7 @@ describe('a running instance', () => {
     time = KEY_REFRESH_MS - 1;
     expect(keys.publicJwks().keys.map((key) => key.kid)).toEqual([oldKid]);
     time = KEY_REFRESH_MS; // from this use on, the copy is read again in the background
-    for (let waited = 0; keys.publicJwks().keys[0]?.kid !== newer.kid && waited < 5_000; waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await vi.waitUntil(() => keys.publicJwks().keys[0]?.kid === newer.kid, { timeout: 5_000, interval: 10 });
     expect(keys.publicJwks().keys.map((key) => key.kid)).toEqual([newer.kid]);
     await expect(keys.verify(old, verifyOptions)).rejects.toThrow();
     expect((await keys.verify(await sign(keys), verifyOptions)).protectedHeader.kid).toBe(newer.kid);
