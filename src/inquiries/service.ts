@@ -93,12 +93,12 @@ export function createInquiryService({
   }
 
   /**
-   * Writes a batch of submissions with a handful of set-based queries, in two rounds: look up their
-   * keys, their recent fingerprints and whether fresh references are free; decide each one in
-   * arrival order (a later submission sees the earlier ones of the same batch); then insert the new
-   * inquiries, their deliveries and their keys. The queries of a round are sent together: on
-   * PostgreSQL they share one round trip to the database (the first one also with `begin`; see
-   * lockedPostgresTransaction), which is most of what a batch costs there.
+   * Writes a batch of submissions in two rounds: look up their keys, their recent fingerprints and
+   * whether fresh references are free; decide each one in arrival order (a later submission sees
+   * the earlier ones of the same batch); then insert the new inquiries, their deliveries and their
+   * keys. On PostgreSQL each round is one statement (IntakeStore) and one round trip to the
+   * database, the first one shared with `begin` (lockedPostgresTransaction): what a batch costs
+   * there is mostly its statements and round trips, not its rows.
    */
   async function writeBatch(tx: Tx, batch: readonly Submission[]): Promise<(SubmitResult | Error)[]> {
     const receivedAt = now();
@@ -108,11 +108,14 @@ export function createInquiryService({
     // inquiries stored), the spare ones, checked too, stand in for those.
     const candidates = new Set<string>();
     while (candidates.size < 2 * batch.length) candidates.add(drawReference());
-    const [knownKeys, recent, taken] = await Promise.all([
-      store.idempotency.findMany(keys, tx),
-      store.inquiries.findRecentByFingerprints(fingerprints, new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), tx),
-      store.inquiries.takenReferences([...candidates], tx),
-    ]);
+    const {
+      keys: knownKeys,
+      recent,
+      taken,
+    } = await store.intake.lookup(
+      { keys, fingerprints, since: new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), references: [...candidates] },
+      tx,
+    );
     /** Free references, checked; past them (more taken than spare), fresh ones, unchecked. */
     const free = [...candidates].filter((reference) => !taken.has(reference));
     const nextReference = () => free.shift() ?? uniqueReference(candidates, drawReference);
@@ -147,25 +150,27 @@ export function createInquiryService({
       if (submission.key !== undefined) claimedKeys.set(submission.key, { requestHash: submission.requestHash, slot });
     }
 
-    const references = created.map(({ slot }) => slot.reference);
-    const [inserted] = await Promise.all([
-      store.inquiries.insertMany(
-        created.map(({ slot, submission }) => ({
+    const inserted = await store.intake.write(
+      {
+        inquiries: created.map(({ slot, submission }) => ({
           inquiry: toRecord(slot.reference, submission, receivedAt),
           fingerprint: submission.fingerprint,
         })),
-        tx,
-      ),
-      store.outbox.enqueue(references, channels, receivedAt, tx),
-      store.idempotency.insertMany(
-        [...claimedKeys].map(([key, { requestHash, slot }]) => ({ key, requestHash, reference: slot.reference, createdAt: receivedAt })),
-        tx,
-      ),
-    ]);
+        channels,
+        keys: [...claimedKeys].map(([key, { requestHash, slot }]) => ({
+          key,
+          requestHash,
+          reference: slot.reference,
+          createdAt: receivedAt,
+        })),
+        now: receivedAt,
+      },
+      tx,
+    );
     // Taken since it was checked (by another transaction, at the same moment), or drawn unchecked
     // and taken: the deliveries and keys written beside it would belong to another inquiry. The
     // transaction must not commit; each submission is then tried alone (GroupCommitter), drawing anew.
-    if (references.some((reference) => !inserted.has(reference))) throw new ReferenceTakenError();
+    if (created.some(({ slot }) => !inserted.has(slot.reference))) throw new ReferenceTakenError();
     return decisions.map((decision) =>
       decision instanceof Error ? decision : { reference: decision.slot.reference, receivedAt, outcome: decision.outcome },
     );

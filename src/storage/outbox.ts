@@ -146,6 +146,11 @@ function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'cha
   };
 }
 
+/** The pending deliveries of new inquiries: one per inquiry and channel. */
+export function inquiryDeliveries(references: readonly string[], channels: readonly string[], now: Date) {
+  return references.flatMap((reference) => channels.map((channel) => pendingDelivery({ reference, message_id: null, channel }, now)));
+}
+
 /**
  * Deliveries still leased to `owner`. The id list comes first so that SQLite looks the rows up by
  * primary key (with a condition on status first, it would scan every pending delivery instead).
@@ -221,10 +226,8 @@ async function recordTogether(trx: Kysely<Database>, records: readonly AttemptRe
 export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
   const outbox: Outbox = {
     async enqueue(references, channels, now, tx) {
-      if (channels.length === 0 || references.length === 0) return;
-      const rows = references.flatMap((reference) =>
-        channels.map((channel) => pendingDelivery({ reference, message_id: null, channel }, now)),
-      );
+      const rows = inquiryDeliveries(references, channels, now);
+      if (rows.length === 0) return;
       if (dialect === 'postgres') await insertDeliveries(q(tx), rows);
       else await q(tx).insertInto('deliveries').values(rows).execute();
     },

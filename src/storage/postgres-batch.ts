@@ -2,9 +2,11 @@
 // list of values is one array parameter (`= any($1)`), and the rows to insert are one array per
 // column, unnested back into rows. Built by the query builder, such a statement has a node and a
 // parameter per value, and a text of its own for each size; written so, an instance spends about a
-// quarter less processor per inquiry (README, "Where the time goes"). SQLite, where a statement
-// costs no round trip and the texts are kept prepared, keeps the builder's IN lists and VALUES.
-import { type Kysely, sql } from 'kysely';
+// quarter less processor per inquiry (README, "Where the time goes"). A batch's reads are one
+// statement and its writes another (lookupIntake, writeIntake): each statement costs both sides a
+// parse, a plan and a round of the protocol, whatever it does. SQLite, where a statement costs no
+// round trip and the texts are kept prepared, keeps the builder's IN lists and VALUES.
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database, DeliveriesTable, IdempotencyKeysTable, InquiriesTable } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -14,35 +16,47 @@ function column<Row, K extends keyof Row>(rows: readonly Row[], key: K): Row[K][
   return rows.map((row) => row[key]);
 }
 
-/** Inserts the inquiries whose reference is free; returns the references inserted. */
-export async function insertInquiries(db: Db, rows: readonly InquiriesTable[]): Promise<string[]> {
+type NewDelivery = Pick<DeliveriesTable, 'id' | 'reference' | 'channel' | 'status' | 'run_at' | 'queued_at'>;
+
+/** Inserts the inquiries whose reference is free, returning the references inserted. */
+function inquiriesInsert(rows: readonly InquiriesTable[]): RawBuilder<Pick<InquiriesTable, 'reference'>> {
   const of = <K extends keyof InquiriesTable>(key: K) => column(rows, key);
-  const { rows: inserted } = await sql<Pick<InquiriesTable, 'reference'>>`insert into inquiries
+  return sql`insert into inquiries
       (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at)
     select * from unnest(${of('reference')}::text[], ${of('first_name')}::text[], ${of('last_name')}::text[],
       ${of('email')}::text[], ${of('company')}::text[], ${of('message')}::text[], ${of('client_id')}::text[],
       ${of('fingerprint')}::text[], ${of('received_at')}::bigint[])
     on conflict (reference) do nothing
-    returning reference`.execute(db);
-  return inserted.map((row) => row.reference);
+    returning reference`;
 }
 
 /** Inserts new deliveries of inquiries (the columns left out are null, or their default). */
-export async function insertDeliveries(
-  db: Db,
-  rows: readonly Pick<DeliveriesTable, 'id' | 'reference' | 'channel' | 'status' | 'run_at' | 'queued_at'>[],
-): Promise<void> {
-  const of = <K extends keyof (typeof rows)[number]>(key: K) => column(rows, key);
-  await sql`insert into deliveries (id, reference, channel, status, run_at, queued_at)
+function deliveriesInsert(rows: readonly NewDelivery[]): RawBuilder<unknown> {
+  const of = <K extends keyof NewDelivery>(key: K) => column(rows, key);
+  return sql`insert into deliveries (id, reference, channel, status, run_at, queued_at)
     select * from unnest(${of('id')}::text[], ${of('reference')}::text[], ${of('channel')}::text[], ${of('status')}::text[],
-      ${of('run_at')}::bigint[], ${of('queued_at')}::bigint[])`.execute(db);
+      ${of('run_at')}::bigint[], ${of('queued_at')}::bigint[])`;
+}
+
+function keysInsert(rows: readonly IdempotencyKeysTable[]): RawBuilder<unknown> {
+  const of = <K extends keyof IdempotencyKeysTable>(key: K) => column(rows, key);
+  return sql`insert into idempotency_keys (key, request_hash, reference, created_at)
+    select * from unnest(${of('key')}::text[], ${of('request_hash')}::text[], ${of('reference')}::text[],
+      ${of('created_at')}::bigint[])`;
+}
+
+/** Inserts the inquiries whose reference is free; returns the references inserted. */
+export async function insertInquiries(db: Db, rows: readonly InquiriesTable[]): Promise<string[]> {
+  const { rows: inserted } = await inquiriesInsert(rows).execute(db);
+  return inserted.map((row) => row.reference);
+}
+
+export async function insertDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<void> {
+  await deliveriesInsert(rows).execute(db);
 }
 
 export async function insertIdempotencyKeys(db: Db, rows: readonly IdempotencyKeysTable[]): Promise<void> {
-  const of = <K extends keyof IdempotencyKeysTable>(key: K) => column(rows, key);
-  await sql`insert into idempotency_keys (key, request_hash, reference, created_at)
-    select * from unnest(${of('key')}::text[], ${of('request_hash')}::text[], ${of('reference')}::text[],
-      ${of('created_at')}::bigint[])`.execute(db);
+  await keysInsert(rows).execute(db);
 }
 
 /** Those of `references` that an inquiry has. */
@@ -68,4 +82,54 @@ export async function idempotencyKeys(db: Db, keys: readonly string[]): Promise<
   const { rows } = await sql<IdempotencyKeysTable>`select key, request_hash, reference, created_at from idempotency_keys
     where key = any(${keys}::text[])`.execute(db);
   return rows;
+}
+
+/** One row of lookupIntake: an idempotency key, the earliest recent inquiry of a fingerprint, or a taken reference. */
+export type IntakeLookupRow =
+  | ({ kind: 'key' } & IdempotencyKeysTable)
+  | { kind: 'recent'; key: string; request_hash: null; reference: string; created_at: number }
+  | { kind: 'taken'; key: string; request_hash: null; reference: string; created_at: null };
+
+/**
+ * What deciding an intake batch needs to know, in one statement: the stored idempotency keys among
+ * `keys`; for each of `fingerprints`, the earliest inquiry received at or after `since` that has it
+ * (of equal times, the first reference); and which of `references` are taken.
+ */
+export async function lookupIntake(
+  db: Db,
+  {
+    keys,
+    fingerprints,
+    since,
+    references,
+  }: { keys: readonly string[]; fingerprints: readonly string[]; since: number; references: readonly string[] },
+): Promise<IntakeLookupRow[]> {
+  const { rows } = await sql<IntakeLookupRow>`select 'key' as kind, key, request_hash, reference, created_at from idempotency_keys
+      where key = any(${keys}::text[])
+    union all (select distinct on (fingerprint) 'recent', fingerprint, null, reference, received_at from inquiries
+      where fingerprint = any(${fingerprints}::text[]) and received_at >= ${since}
+      order by fingerprint, received_at, reference)
+    union all select 'taken', reference, null, reference, null from inquiries
+      where reference = any(${references}::text[])`.execute(db);
+  return rows;
+}
+
+/**
+ * An intake batch's writes in one statement: the inquiries whose reference is free, the deliveries
+ * and the idempotency keys; returns the references inserted. Where one was taken, the deliveries and
+ * keys written for it belong to another inquiry: the caller must not commit.
+ */
+export async function writeIntake(
+  db: Db,
+  {
+    inquiries,
+    deliveries,
+    keys,
+  }: { inquiries: readonly InquiriesTable[]; deliveries: readonly NewDelivery[]; keys: readonly IdempotencyKeysTable[] },
+): Promise<string[]> {
+  const { rows } = await sql<Pick<InquiriesTable, 'reference'>>`with inserted as (${inquiriesInsert(inquiries)}),
+      queued as (${deliveriesInsert(deliveries)}),
+      keyed as (${keysInsert(keys)})
+    select reference from inserted`.execute(db);
+  return rows.map((row) => row.reference);
 }

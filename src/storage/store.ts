@@ -4,10 +4,10 @@
 import type { Kysely, Transaction } from 'kysely';
 import { type AuthStore, createAuthStore } from './auth-store.js';
 import { type Dialect, inTransaction, type OpenDatabase, type TransactionOptions } from './database.js';
-import { createOutbox, type Outbox } from './outbox.js';
+import { createOutbox, inquiryDeliveries, type Outbox } from './outbox.js';
 import * as onPostgres from './postgres-batch.js';
 import { toInquiry } from './rows.js';
-import type { Database } from './schema.js';
+import type { Database, IdempotencyKeysTable, InquiriesTable } from './schema.js';
 
 export type {
   AttemptOutcome,
@@ -72,6 +72,45 @@ export interface IdempotencyStore {
   deleteOlderThan(cutoff: Date): Promise<number>;
 }
 
+/** What deciding a batch of submissions needs to know (IntakeStore.lookup). */
+export interface IntakeQuery {
+  readonly keys: readonly string[];
+  readonly fingerprints: readonly string[];
+  /** Inquiries received before this are not folded into. */
+  readonly since: Date;
+  /** Fresh references to check. */
+  readonly references: readonly string[];
+}
+
+export interface IntakeFacts {
+  /** The stored entries of the query's keys. */
+  readonly keys: Map<string, IdempotencyEntry>;
+  /** By fingerprint, the reference of the inquiry a repeat folds into (as findRecentByFingerprints). */
+  readonly recent: Map<string, string>;
+  /** The query's references that an inquiry has already. */
+  readonly taken: Set<string>;
+}
+
+/** What a batch of submissions writes (IntakeStore.write). */
+export interface IntakeWrites {
+  readonly inquiries: readonly NewInquiry[];
+  /** One pending delivery per new inquiry and channel. */
+  readonly channels: readonly string[];
+  readonly keys: readonly IdempotencyEntry[];
+  readonly now: Date;
+}
+
+/**
+ * An intake batch's reads and writes, each as one unit: on PostgreSQL each is one statement (a
+ * statement costs both sides as much as several inquiries do); elsewhere they are the methods of
+ * the other stores.
+ */
+export interface IntakeStore {
+  lookup(query: IntakeQuery, tx: Tx): Promise<IntakeFacts>;
+  /** Inserts the inquiries whose reference is free, their deliveries and the keys; returns the references inserted. */
+  write(writes: IntakeWrites, tx: Tx): Promise<Set<string>>;
+}
+
 export interface Store {
   readonly dialect: Dialect;
   /**
@@ -84,6 +123,7 @@ export interface Store {
   readonly auth: AuthStore;
   readonly inquiries: InquiryStore;
   readonly idempotency: IdempotencyStore;
+  readonly intake: IntakeStore;
   readonly outbox: Outbox;
   /**
    * A durable transaction unless `durable: false`; with `lock`, concurrent transactions locking any
@@ -107,17 +147,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   const inquiries: InquiryStore = {
     async insertMany(items, tx) {
       if (items.length === 0) return new Set();
-      const rows = items.map(({ inquiry, fingerprint }) => ({
-        reference: inquiry.reference,
-        first_name: inquiry.firstName,
-        last_name: inquiry.lastName,
-        email: inquiry.email,
-        company: inquiry.company,
-        message: inquiry.message,
-        client_id: inquiry.clientId,
-        fingerprint,
-        received_at: inquiry.receivedAt.getTime(),
-      }));
+      const rows = items.map(inquiryRow);
       if (postgres) return new Set(await onPostgres.insertInquiries(q(tx), rows));
       const inserted = await q(tx)
         .insertInto('inquiries')
@@ -176,24 +206,12 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
       const rows = postgres
         ? await onPostgres.idempotencyKeys(q(tx), keys)
         : await q(tx).selectFrom('idempotency_keys').selectAll().where('key', 'in', keys).execute();
-      for (const row of rows) {
-        found.set(row.key, {
-          key: row.key,
-          requestHash: row.request_hash,
-          reference: row.reference,
-          createdAt: new Date(Number(row.created_at)),
-        });
-      }
+      for (const row of rows) found.set(row.key, toIdempotencyEntry(row));
       return found;
     },
     async insertMany(entries, tx) {
       if (entries.length === 0) return;
-      const rows = entries.map((entry) => ({
-        key: entry.key,
-        request_hash: entry.requestHash,
-        reference: entry.reference,
-        created_at: entry.createdAt.getTime(),
-      }));
+      const rows = entries.map(idempotencyKeyRow);
       if (postgres) await onPostgres.insertIdempotencyKeys(q(tx), rows);
       else await q(tx).insertInto('idempotency_keys').values(rows).execute();
     },
@@ -204,6 +222,44 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   };
 
   const outbox = createOutbox(db, dialect, q);
+
+  const intake: IntakeStore = {
+    async lookup({ keys, fingerprints, since, references }, tx) {
+      if (!postgres) {
+        const [knownKeys, recent, taken] = await Promise.all([
+          idempotency.findMany(keys, tx),
+          inquiries.findRecentByFingerprints(fingerprints, since, tx),
+          inquiries.takenReferences(references, tx),
+        ]);
+        return { keys: knownKeys, recent, taken };
+      }
+      const facts: IntakeFacts = { keys: new Map(), recent: new Map(), taken: new Set() };
+      for (const row of await onPostgres.lookupIntake(q(tx), { keys, fingerprints, since: since.getTime(), references })) {
+        if (row.kind === 'key') facts.keys.set(row.key, toIdempotencyEntry(row));
+        else if (row.kind === 'recent') facts.recent.set(row.key, row.reference);
+        else facts.taken.add(row.reference);
+      }
+      return facts;
+    },
+    async write({ inquiries: items, channels, keys, now }, tx) {
+      const references = items.map(({ inquiry }) => inquiry.reference);
+      if (!postgres) {
+        const [inserted] = await Promise.all([
+          inquiries.insertMany(items, tx),
+          outbox.enqueue(references, channels, now, tx),
+          idempotency.insertMany(keys, tx),
+        ]);
+        return inserted;
+      }
+      if (items.length === 0 && keys.length === 0) return new Set();
+      const inserted = await onPostgres.writeIntake(q(tx), {
+        inquiries: items.map(inquiryRow),
+        deliveries: inquiryDeliveries(references, channels, now),
+        keys: keys.map(idempotencyKeyRow),
+      });
+      return new Set(inserted);
+    },
+  };
   /** What to run after each open transaction commits, by transaction (while its work runs). */
   const onCommit = new WeakMap<object, (() => void)[]>();
 
@@ -213,6 +269,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     auth: createAuthStore(db),
     inquiries,
     idempotency,
+    intake,
     outbox,
     async transaction(work, options) {
       const callbacks: (() => void)[] = [];
@@ -240,4 +297,26 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     ping,
     close: () => db.destroy(),
   };
+}
+
+function inquiryRow({ inquiry, fingerprint }: NewInquiry): InquiriesTable {
+  return {
+    reference: inquiry.reference,
+    first_name: inquiry.firstName,
+    last_name: inquiry.lastName,
+    email: inquiry.email,
+    company: inquiry.company,
+    message: inquiry.message,
+    client_id: inquiry.clientId,
+    fingerprint,
+    received_at: inquiry.receivedAt.getTime(),
+  };
+}
+
+function idempotencyKeyRow(entry: IdempotencyEntry): IdempotencyKeysTable {
+  return { key: entry.key, request_hash: entry.requestHash, reference: entry.reference, created_at: entry.createdAt.getTime() };
+}
+
+function toIdempotencyEntry(row: IdempotencyKeysTable): IdempotencyEntry {
+  return { key: row.key, requestHash: row.request_hash, reference: row.reference, createdAt: new Date(Number(row.created_at)) };
 }

@@ -44,7 +44,7 @@ describe.each(BACKENDS)('on $name, an inquiry whose random reference is taken', 
     let transactions = 0;
     const racing: Store = {
       ...opened,
-      inquiries: { ...opened.inquiries, takenReferences: async () => new Set() },
+      intake: { ...opened.intake, lookup: async (query, tx) => ({ ...(await opened.intake.lookup(query, tx)), taken: new Set() }) },
       transaction: (work, options) => {
         transactions++;
         return opened.transaction(work, options);

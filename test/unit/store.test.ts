@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createInquiryService } from '../../src/inquiries/service.js';
 import { openDatabase, RolledBackError } from '../../src/storage/database.js';
 import {
   type BatchProcessor,
@@ -16,7 +17,8 @@ import {
   GroupCommitter,
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
-import { type AttemptRecord, createStore, type InquiryRecord, type Store, type Tx } from '../../src/storage/store.js';
+import { type AttemptRecord, createStore, type InquiryRecord, type IntakeWrites, type Store, type Tx } from '../../src/storage/store.js';
+import { validInquiry } from '../helpers/app.js';
 import { BACKENDS, type FreshDatabase, freshPostgres, storePerTest } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
@@ -482,6 +484,105 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       );
     });
 
+    it("find, for an intake batch, the stored keys, each fingerprint's earliest recent inquiry (of equal times the first reference) and the taken references", async () => {
+      await openTempStore();
+      let run = 0;
+      const base = Date.parse('2026-01-01T00:00:00Z');
+      // Few fingerprints and times, so that folds, ties and the window's edge all come up.
+      const stored = fc.uniqueArray(
+        fc.record({
+          suffix: fc.stringMatching(/^[0-9A-Z]{4}$/),
+          fingerprint: fc.integer({ min: 0, max: 3 }),
+          at: fc.integer({ min: 0, max: 4 }),
+        }),
+        { selector: (row) => row.suffix, maxLength: 10 },
+      );
+      await fc.assert(
+        fc.asyncProperty(stored, fc.array(fc.boolean(), { maxLength: 10 }), fc.integer({ min: 0, max: 5 }), async (rows, keyed, since) => {
+          run++;
+          const inquiries = rows.map(({ suffix, fingerprint, at }) => ({
+            inquiry: inquiry(`INQ-${run}${suffix}`, new Date(base + at)),
+            fingerprint: `fp ${run} ${fingerprint}`,
+          }));
+          const keys = inquiries
+            .filter((_, index) => keyed[index])
+            .map(({ inquiry: { reference, receivedAt } }) => ({
+              key: `key ${reference}`,
+              requestHash: `hash ${reference}`,
+              reference,
+              createdAt: receivedAt,
+            }));
+          await store.inquiries.insertMany(inquiries);
+          await store.idempotency.insertMany(keys);
+          const references = [...inquiries.map(({ inquiry }) => inquiry.reference), `INQ-${run}NONE`];
+          const facts = await store.transaction((tx) =>
+            store.intake.lookup(
+              {
+                keys: [...inquiries.map(({ inquiry }) => `key ${inquiry.reference}`), `key of ${run}`],
+                fingerprints: [0, 1, 2, 3, 4].map((fingerprint) => `fp ${run} ${fingerprint}`),
+                since: new Date(base + since),
+                references,
+              },
+              tx,
+            ),
+          );
+          const recent = new Map<string, { reference: string; at: number }>();
+          for (const { inquiry, fingerprint } of inquiries) {
+            const at = inquiry.receivedAt.getTime();
+            const earliest = recent.get(fingerprint);
+            if (at < base + since) continue;
+            if (!earliest || at < earliest.at || (at === earliest.at && inquiry.reference < earliest.reference)) {
+              recent.set(fingerprint, { reference: inquiry.reference, at });
+            }
+          }
+          expect(facts).toEqual({
+            keys: new Map(keys.map((key) => [key.key, key])),
+            recent: new Map([...recent].map(([fingerprint, { reference }]) => [fingerprint, reference])),
+            taken: new Set(references.slice(0, -1)),
+          });
+        }),
+        { numRuns: 40 },
+      );
+    });
+
+    it("write an intake batch's inquiries, a delivery for each channel and its keys, all or nothing; one whose reference is taken is not written", async () => {
+      await openTempStore();
+      await store.inquiries.insertMany([{ inquiry: { ...inquiry('INQ-TAKEN0'), message: 'the first' }, fingerprint: 'fp-first' }]);
+      const now = new Date('2026-01-01T00:00:00Z');
+      const batch = ['INQ-WRITE0', 'INQ-TAKEN0', 'INQ-WRITE1'].map((reference) => ({
+        inquiry: inquiry(reference, now),
+        fingerprint: `fp-${reference}`,
+      }));
+      const keys = [{ key: 'key-0', requestHash: 'hash-0', reference: 'INQ-WRITE0', createdAt: now }];
+      const written = (writes: Omit<IntakeWrites, 'now'>) => store.transaction((tx) => store.intake.write({ ...writes, now }, tx));
+      expect(await written({ inquiries: batch, channels: ['email', 'webhook'], keys })).toEqual(new Set(['INQ-WRITE0', 'INQ-WRITE1']));
+      expect(await store.inquiries.findByReference('INQ-WRITE1')).toEqual(batch[2]?.inquiry);
+      expect((await store.inquiries.findByReference('INQ-TAKEN0'))?.message).toBe('the first');
+      const deliveries = await store.outbox.forReferences(['INQ-WRITE0', 'INQ-WRITE1']);
+      expect(deliveries.map(({ reference, channel, status }) => `${reference} ${channel} ${status}`).sort()).toEqual([
+        'INQ-WRITE0 email pending',
+        'INQ-WRITE0 webhook pending',
+        'INQ-WRITE1 email pending',
+        'INQ-WRITE1 webhook pending',
+      ]);
+      expect(await store.idempotency.findMany(['key-0'])).toEqual(new Map([['key-0', keys[0]]]));
+      // Only keys (every submission a replay or a fold): nothing else is written. Nothing at all: no statement.
+      const replay = { key: 'key-1', requestHash: 'hash-1', reference: 'INQ-WRITE1', createdAt: now };
+      expect(await written({ inquiries: [], channels: ['email'], keys: [replay] })).toEqual(new Set());
+      expect((await store.idempotency.findMany(['key-1'])).get('key-1')).toEqual(replay);
+      expect(await written({ inquiries: [], channels: ['email'], keys: [] })).toEqual(new Set());
+      // A key that clashes fails the whole write: its inquiry is not stored either.
+      await expect(
+        written({
+          inquiries: [{ inquiry: inquiry('INQ-WRITE2', now), fingerprint: 'fp-2' }],
+          channels: ['email'],
+          keys: [{ ...replay, reference: 'INQ-WRITE2' }],
+        }),
+      ).rejects.toThrow();
+      expect(await store.inquiries.findByReference('INQ-WRITE2')).toBeUndefined();
+      expect(await store.outbox.forReferences(['INQ-WRITE2'])).toEqual([]);
+    });
+
     it('count those received after a time, up to a limit (how fast all instances take them in)', async () => {
       await openTempStore();
       const received = ['00.000', '00.100', '00.150', '00.200'].map((second, index) => ({
@@ -664,6 +765,36 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
   });
 });
 
+/**
+ * Every statement as it goes out to PostgreSQL (the protocol's Query or Parse message), and as its
+ * answer comes back, by its first word.
+ */
+function statementsOnTheWire(): string[] {
+  const events: string[] = [];
+  const name = (text: string) => /^(begin|commit|select|insert|with)/.exec(text)?.[1] ?? text;
+  const { query: simple, parse } = pg.Connection.prototype;
+  vi.spyOn(pg.Connection.prototype, 'query').mockImplementation(function (this: pg.Connection, text: string) {
+    events.push(`send ${name(text)}`);
+    return simple.call(this, text);
+  });
+  vi.spyOn(pg.Connection.prototype, 'parse').mockImplementation(function (this: pg.Connection, ...args: Parameters<typeof parse>) {
+    events.push(`send ${name(args[0].text)}`);
+    return parse.apply(this, args);
+  });
+  const query = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown }).text);
+    const answer = (query as (...a: unknown[]) => unknown).apply(this, args);
+    if (answer instanceof Promise)
+      void answer.then(
+        () => events.push(`answer ${name(text)}`),
+        () => {},
+      );
+    return answer as never;
+  });
+  return events;
+}
+
 describe('a locked transaction on PostgreSQL', () => {
   const stores = storePerTest(freshPostgres);
   const open = async (): Promise<Store> => (await stores.open()).store;
@@ -707,30 +838,7 @@ describe('a locked transaction on PostgreSQL', () => {
 
   it('sends its first queries behind its begin, and queries made together, without waiting for an answer', async () => {
     const opened = await open();
-    // Every statement as it goes out on the wire (the protocol's Query or Parse message), and as
-    // its answer comes back.
-    const events: string[] = [];
-    const name = (text: string) => /^(begin|commit|select|insert)/.exec(text)?.[1] ?? text;
-    const { query: simple, parse } = pg.Connection.prototype;
-    vi.spyOn(pg.Connection.prototype, 'query').mockImplementation(function (this: pg.Connection, text: string) {
-      events.push(`send ${name(text)}`);
-      return simple.call(this, text);
-    });
-    vi.spyOn(pg.Connection.prototype, 'parse').mockImplementation(function (this: pg.Connection, ...args: Parameters<typeof parse>) {
-      events.push(`send ${name(args[0].text)}`);
-      return parse.apply(this, args);
-    });
-    const query = pg.Client.prototype.query;
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown }).text);
-      const answer = (query as (...a: unknown[]) => unknown).apply(this, args);
-      if (answer instanceof Promise)
-        void answer.then(
-          () => events.push(`answer ${name(text)}`),
-          () => {},
-        );
-      return answer as never;
-    });
+    const events = statementsOnTheWire();
     const fingerprints = ['fp-pipe-1'];
     await opened.transaction(
       async (tx) => {
@@ -760,6 +868,27 @@ describe('a locked transaction on PostgreSQL', () => {
       'answer commit',
     ]);
     expect(await opened.outbox.forReference('INQ-PIPE01')).toHaveLength(1);
+  });
+
+  it('carries an intake batch in two statements, its reads sent behind its begin, then its writes, then commit', async () => {
+    const opened = await open();
+    const service = createInquiryService({ store: opened, channels: ['email', 'webhook'] });
+    await service.submit(validInquiry({ email: 'warm-up@example.com' })); // connected
+    const events = statementsOnTheWire();
+    const submitted = ['one', 'two', 'three'].map((name, index) =>
+      service.submit(validInquiry({ email: `${name}@example.com` }), index === 0 ? {} : { idempotencyKey: `key-${name}` }),
+    );
+    expect((await Promise.all(submitted)).map((result) => result.outcome)).toEqual(['created', 'created', 'created']);
+    expect(events).toEqual([
+      'send begin',
+      'send select',
+      'answer begin',
+      'answer select',
+      'send with',
+      'answer with',
+      'send commit',
+      'answer commit',
+    ]);
   });
 
   it('writes each round of queries to the socket at once: three writes for a batch of three rounds', async () => {
