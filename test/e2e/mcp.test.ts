@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_MAX_BATCH } from '../../src/http/routes/mcp.js';
 import { inquirySchema } from '../../src/inquiries/schema.js';
 import { submitInquiryInputSchema } from '../../src/mcp/tools.js';
 import { reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
@@ -231,6 +232,42 @@ describe('the HTTP endpoint', () => {
       id: null,
       error: { code: -32700, message: expect.stringMatching(/^Parse error: /) },
     });
+  });
+
+  it(`answers a JSON-RPC batch of up to ${MCP_MAX_BATCH} messages, and refuses a longer one as an Invalid Request without running any`, async () => {
+    const batch = (size: number, method = 'tools/list') =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(Array.from({ length: size }, (_, id) => ({ jsonrpc: '2.0', id, method, params: {} }))),
+      });
+    const allowed = await batch(MCP_MAX_BATCH);
+    expect(allowed.status).toBe(200);
+    const answers = (await allowed.json()) as { id: number; result: { tools: unknown[] } }[];
+    expect(answers.map((answer) => [answer.id, answer.result.tools.length])).toEqual(
+      Array.from({ length: MCP_MAX_BATCH }, (_, id) => [id, 3]),
+    );
+    const submits = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(
+        Array.from({ length: MCP_MAX_BATCH + 1 }, (_, id) => ({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'submit_inquiry', arguments: validInquiry({ email: `batch-${id}@example.com` }) },
+        })),
+      ),
+    });
+    expect(submits.status).toBe(400);
+    expect(submits.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await submits.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringContaining(`at most ${MCP_MAX_BATCH} messages (this one holds ${MCP_MAX_BATCH + 1})`) },
+    });
+    const inquiries = await testApp.services.store.inquiries.list({ limit: 1000 });
+    expect(inquiries.filter((inquiry) => inquiry.email.startsWith('batch-'))).toEqual([]);
   });
 
   it('still answers a body too large (413) and one that is not JSON (415) with problem+json', async () => {

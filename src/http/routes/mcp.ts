@@ -19,6 +19,14 @@ import { bearerClient } from './contact.js';
 export const MCP_BODY_LIMIT_BYTES = 128 * 1024;
 const CARD_MAX_AGE_SECONDS = 3600;
 const JSON_RPC_PARSE_ERROR = -32700;
+const JSON_RPC_INVALID_REQUEST = -32600;
+/**
+ * The most messages a JSON-RPC batch (MCP before protocol version 2025-06-18, which dropped
+ * batches) may hold: each answer costs the server far more than its request (a `tools/list` of a
+ * few dozen bytes is answered with kilobytes), so a request of 100 was answered with ~78 times its
+ * size. A client sends the rest in further requests.
+ */
+export const MCP_MAX_BATCH = 10;
 export const NOT_JSON_MESSAGE =
   'Parse error: the request body is not valid JSON (keys named __proto__ or constructor.prototype are refused too); send a JSON-RPC message.';
 /** Fastify's JSON parser refusals, as JSON-RPC Parse error messages (fixed texts). */
@@ -46,6 +54,19 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
     const origin = request.headers.origin;
     if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {
       return sendProblem(reply, problem(403, 'origin_not_allowed', `Origin ${origin.slice(0, 200)} may not call this MCP server.`));
+    }
+    if (Array.isArray(request.body) && request.body.length > MCP_MAX_BATCH) {
+      return reply
+        .code(400)
+        .type('application/json')
+        .send({
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: JSON_RPC_INVALID_REQUEST,
+            message: `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (this one holds ${request.body.length}); send the rest in further requests.`,
+          },
+        });
     }
     const clientId = await bearerClient(request.headers.authorization, reply, {
       auth,
