@@ -10,7 +10,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthUrls } from '../auth/urls.js';
-import { DomainError, ValidationError } from '../errors.js';
+import { DomainError, IdempotencyConflictError, ValidationError } from '../errors.js';
 import { confirmationText } from '../inquiries/confirmation.js';
 import type { InquiryService } from '../inquiries/service.js';
 import type { StudioProfile } from '../studio/profile.js';
@@ -50,8 +50,12 @@ export function buildMcpServer(context: McpContext): Server {
       instructions: `Tools of ${context.profile.name}: look the studio up, then send a project inquiry with submit_inquiry. No sign-in is needed.`,
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS.map((tool) => ({ ...tool })) }));
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+  server.setRequestHandler(anyParams(ListToolsRequestSchema), async (request) => {
+    validParams(ListToolsRequestSchema, request);
+    return { tools: TOOLS.map((tool) => ({ ...tool })) };
+  });
+  server.setRequestHandler(anyParams(CallToolRequestSchema), async (request) => {
+    const { params } = validParams(CallToolRequestSchema, request);
     switch (params.name) {
       case 'get_studio_info':
         return result(studioInfo(context));
@@ -64,6 +68,24 @@ export function buildMcpServer(context: McpContext): Server {
     }
   });
   return server;
+}
+
+/**
+ * The schema a handler is registered with, accepting any params: the SDK's Protocol parses a
+ * request with that schema before any handler runs and answers a failure with -32603 (Internal
+ * error), as if the server had failed. The params are checked after it (the SDK's Server checks a
+ * tools/call itself first, validParams every request), and bad ones are -32602 (Invalid params),
+ * the JSON-RPC answer a client can act on.
+ */
+function anyParams<S extends typeof ListToolsRequestSchema | typeof CallToolRequestSchema>(schema: S) {
+  return schema.pick({ method: true }).loose();
+}
+
+function validParams<S extends typeof ListToolsRequestSchema | typeof CallToolRequestSchema>(schema: S, request: unknown) {
+  const parsed = schema.safeParse(request);
+  if (parsed.success) return parsed.data as S['_output'];
+  const problems = parsed.error.issues.map((issue) => `${['params', ...issue.path.slice(1)].join('.')}: ${issue.message}`);
+  throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${problems.join('; ')}`);
 }
 
 function studioInfo({ profile, urls }: McpContext) {
@@ -105,6 +127,9 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
     });
   } catch (error) {
     if (error instanceof ValidationError) return invalidFields(error.errors);
+    if (error instanceof IdempotencyConflictError) {
+      return toolError('This idempotencyKey was already used with different arguments. Use a new key for a new inquiry.');
+    }
     if (error instanceof DomainError) return toolError(`${error.message}${error.retryable ? ' Nothing was stored; call again.' : ''}`);
     throw error;
   }

@@ -118,7 +118,8 @@ describe('tools', () => {
     expect(again.structuredContent?.reference).toBe(first.structuredContent?.reference);
     const other = await call(client, 'submit_inquiry', { ...args, message: 'something else' });
     expect(other.isError).toBe(true);
-    expect(other.content[0]?.text).toContain('Idempotency-Key');
+    // Named as the tool's argument is, not as the HTTP header.
+    expect(other.content[0]?.text).toBe('This idempotencyKey was already used with different arguments. Use a new key for a new inquiry.');
     await client.close();
   });
 
@@ -232,6 +233,26 @@ describe('the HTTP endpoint', () => {
       id: null,
       error: { code: -32700, message: expect.stringMatching(/^Parse error: /) },
     });
+  });
+
+  it.each([
+    ['a tools/call without a tool name', 'tools/call', { arguments: {} }, /params\b.*\bname/s],
+    ['a tools/call whose name is not a string', 'tools/call', { name: 5 }, /params\b.*\bname/s],
+    [
+      'a tools/list whose cursor is not a string',
+      'tools/list',
+      { cursor: 5 },
+      /Invalid params: params\.cursor: Invalid input: expected string/,
+    ],
+  ])('answers %s with Invalid params (-32602) naming the param, not with an internal error', async (_case, method, params, names) => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+    });
+    const answer = (await response.json()) as { id: number; error: { code: number; message: string } };
+    expect(answer).toMatchObject({ id: 7, error: { code: -32602 } });
+    expect(answer.error.message).toMatch(names);
   });
 
   it(`answers a JSON-RPC batch of up to ${MCP_MAX_BATCH} messages, and refuses a longer one as an Invalid Request without running any`, async () => {
