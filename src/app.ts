@@ -55,11 +55,36 @@ export function appDeps(base: Pick<AppDeps, 'config' | 'logger' | 'profile'>, se
 
 export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;
 
+/** The response headers a page of an allowed origin may read. */
+const EXPOSED_HEADERS = [
+  'Retry-After',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'WWW-Authenticate',
+  'X-Request-Id',
+  'Idempotent-Replayed',
+  'Mcp-Session-Id',
+];
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const headers = securityHeaders(config.publicUrl.startsWith('https:'));
   // README "Every response": the security headers and the request id, on errors too.
   const setResponseHeaders = (request: FastifyRequest, reply: FastifyReply) => reply.headers(headers).header('x-request-id', request.id);
+  const allowedOrigin = (origin: string | undefined) =>
+    origin === undefined ? undefined : config.corsOrigins === '*' ? '*' : config.corsOrigins.includes(origin) ? origin : undefined;
+  /**
+   * CORS on the answers given before the CORS plugin's hook runs (a path Fastify cannot decode, a
+   * request arriving while the service closes), so that a page of an allowed origin reads their
+   * status and Retry-After rather than a network error.
+   */
+  const setCorsHeaders = (request: FastifyRequest, reply: FastifyReply) => {
+    const origin = allowedOrigin(request.headers.origin);
+    if (origin === undefined) return;
+    reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
+    if (origin !== '*') reply.header('vary', 'Origin');
+  };
   let closing = false;
   /** Requests are counted for /metrics only where it is served. */
   const counted = config.metricsToken ? deps.metrics : undefined;
@@ -76,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // hook and the error handler: answered here in the same format, with the same headers.
     frameworkErrors: (error, request, reply) => {
       setResponseHeaders(request, reply);
+      setCorsHeaders(request, reply);
       sendError(error, request, reply, BODY_LIMIT_BYTES);
       // No hook runs for these, onResponse included: counted here, as requests no route matched.
       counted?.requests.inc({ method: request.method, route: UNMATCHED_ROUTE, status: reply.statusCode });
@@ -98,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Requests that still arrive on open connections while closing (pipelined or keep-alive): the
     // load balancer should send them elsewhere, so none of the work starts.
     if (closing) {
+      setCorsHeaders(request, reply);
       sendProblemFor(request, reply, problem(503, 'shutting_down', 'The service is shutting down. Send the request again in a moment.'));
       return;
     }
@@ -113,16 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST', 'DELETE'],
     allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
-    exposedHeaders: [
-      'Retry-After',
-      'RateLimit-Limit',
-      'RateLimit-Remaining',
-      'RateLimit-Reset',
-      'WWW-Authenticate',
-      'X-Request-Id',
-      'Idempotent-Replayed',
-      'Mcp-Session-Id',
-    ],
+    exposedHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
   });
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.

@@ -50,8 +50,14 @@ describe('every response', () => {
   it('answers a malformed percent-encoding in the URL with 400 problem+json and the usual headers', async () => {
     testApp = await startTestApp({ startWorker: false, listen: true });
     for (const path of ['/api/%zz', '/oauth/%zz']) {
-      const response = await fetch(`${testApp.baseUrl}${path}`, { method: 'POST' });
+      const response = await fetch(`${testApp.baseUrl}${path}`, { method: 'POST', headers: { origin: 'http://localhost:3000' } });
       expect(response.status, path).toBe(400);
+      // A page of an allowed origin (PUBLIC_URL's by default) can read the answer; another cannot.
+      expect(response.headers.get('access-control-allow-origin'), path).toBe('http://localhost:3000');
+      expect(response.headers.get('access-control-expose-headers'), path).toContain('X-Request-Id');
+      const elsewhere = await fetch(`${testApp.baseUrl}${path}`, { method: 'POST', headers: { origin: 'https://evil.example' } });
+      expect(elsewhere.status, path).toBe(400);
+      expect(elsewhere.headers.get('access-control-allow-origin'), path).toBeNull();
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(response.headers.get('x-request-id'), path).toMatch(/^[0-9a-f-]{36}$/);
       if (path.startsWith('/oauth/')) {
@@ -83,7 +89,7 @@ describe('every response', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = testApp.app.close();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    socket.write(`${body.slice(10)}GET /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    socket.write(`${body.slice(10)}GET /api/health HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost:3000\r\n\r\n`);
     await closed;
     await new Promise((resolve) => socket.once('close', resolve));
     const [first = '', second = ''] = received.split(/(?=HTTP\/1\.1 )/);
@@ -94,6 +100,9 @@ describe('every response', () => {
     expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
     expect(head.toLowerCase()).toMatch(/x-request-id: [0-9a-f-]{36}/);
     expect(head.toLowerCase()).toContain('connection: close');
+    // Readable by a page of an allowed origin, Retry-After included.
+    expect(head.toLowerCase()).toContain('access-control-allow-origin: http://localhost:3000');
+    expect(head.toLowerCase()).toMatch(/access-control-expose-headers: .*retry-after/);
     expect(JSON.parse(payload)).toMatchObject({ status: 503, error: 'shutting_down' });
   });
 
