@@ -71,20 +71,37 @@ export interface OpenedClaim {
   readonly claim_token_expires: string;
 }
 
+/** A claim made ready outside a transaction (claims.prepare), opened in one (claims.open). */
+export interface PreparedClaim {
+  readonly token: string;
+  readonly tokenHash: string;
+  readonly email: string | null;
+  /** The first code and its hash, with an email. */
+  readonly otp: { readonly code: string; readonly hash: string } | null;
+}
+
 export type Claims = ReturnType<typeof createClaims>;
 
 export function createClaims({ store, studioName, emailChannel, now, onCodeQueued }: ClaimDeps) {
   /**
-   * Opens a claim on a new registration; with `email`, also sends the first code, within the limits
-   * on codes: `tx` must then hold codeLocks(email). Over a limit it throws 429 rate_limited, and the
-   * caller's transaction, the registration with it, rolls back.
+   * A new claim's token and, with `email`, its first code: made before the transaction that opens
+   * it (claims.open), since hashing a code takes scrypt's time, and a transaction holds its locks
+   * (on SQLite, the only connection) while it runs.
    */
-  async function open(client: AgentClient, email: string | null, tx: Tx): Promise<OpenedClaim> {
+  async function prepare(email: string | null): Promise<PreparedClaim> {
     const token = `clm_${randomBytes(32).toString('base64url')}`;
     const tokenHash = hashClaimToken(token);
+    return { token, tokenHash, email, otp: email === null ? null : await newOtp(tokenHash) };
+  }
+
+  /**
+   * Opens a prepared claim on a new registration; with an email, also sends the first code, within
+   * the limits on codes: `tx` must then hold codeLocks(email). Over a limit it throws 429
+   * rate_limited, and the caller's transaction, the registration with it, rolls back.
+   */
+  async function open(client: AgentClient, { token, tokenHash, email, otp }: PreparedClaim, tx: Tx): Promise<OpenedClaim> {
     const created = now();
     const expiresAt = new Date(created.getTime() + CLAIM_TOKEN_TTL_MS);
-    const otp = email === null ? null : await newOtp(tokenHash);
     const claim: Claim = {
       tokenHash,
       clientId: client.clientId,
@@ -241,5 +258,5 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
     if (onCodeQueued) store.afterCommit(tx, onCodeQueued);
   }
 
-  return { open, start, complete, emailEnabled: emailChannel !== null };
+  return { prepare, open, start, complete, emailEnabled: emailChannel !== null };
 }

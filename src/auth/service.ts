@@ -94,9 +94,10 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
       if (!validateAnonymous(body)) throw new ValidationError(toFieldErrors(validateAnonymous.errors ?? []));
       const fields = { clientName: body.client_name.trim(), clientUri: body.client_uri ?? null, registrationType: 'anonymous' } as const;
       // The claim is offered only where codes can be mailed.
+      const prepared = claims.emailEnabled ? await claims.prepare(null) : null;
       const { client, claim } = await db.transaction(async (tx) => {
         const created = await createClient(fields, tx);
-        return { client: created, claim: claims.emailEnabled ? await claims.open(created, null, tx) : null };
+        return { client: created, claim: prepared && (await claims.open(created, prepared, tx)) };
       });
       const claimFields = claim && { ...claim, claim_uri: urls.claimUri };
       return { status: 201, body: { ...registrationResponse(client, await issueIdentityAssertion(client)), ...claimFields } };
@@ -119,10 +120,12 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
         // Over the limits on codes mailed (limits.ts), claims.open refuses with 429 and nothing is
         // kept: no mail, and no pending registration whose claim token was never given to anyone.
         // The agent sends the same request again after Retry-After.
+        // Its code is hashed before the transaction, which holds the address's lock meanwhile.
+        const prepared = await claims.prepare(email);
         const { client, claim } = await db.transaction(
           async (tx) => {
             const created = await createClient(fields, tx);
-            return { client: created, claim: await claims.open(created, email, tx) };
+            return { client: created, claim: await claims.open(created, prepared, tx) };
           },
           { lock: codeLocks(email) },
         );

@@ -412,6 +412,26 @@ describe('claim codes go out as soon as they are committed', () => {
   });
 });
 
+describe('registrations beside intake', () => {
+  it("hash their codes before their transaction: on SQLite an inquiry is not queued behind registrations' hashing", async () => {
+    // Each verified_email registration hashes its code with scrypt (tens of milliseconds). Inside
+    // the transaction that held SQLite's only connection for that long, and an inquiry sent
+    // behind 30 of them was answered after the last (1.1-1.3 s here), not among the first.
+    const answered: string[] = [];
+    const registrations = Array.from({ length: 30 }, (_, index) =>
+      json('/agent/register', verifiedEmailRegistration(`beside-${index}@example.com`, `Beside ${index}`)).then((response) => {
+        answered.push('registration');
+        return response.status;
+      }),
+    );
+    const inquiry = await json('/api/contact', validInquiry({ email: 'beside-intake@example.com' }));
+    answered.push('inquiry');
+    expect(inquiry.status).toBe(200);
+    expect(new Set(await Promise.all(registrations))).toEqual(new Set([202]));
+    expect(answered.indexOf('inquiry')).toBeLessThan(15);
+  });
+});
+
 describe('claim codes under attack', () => {
   it('share five tries between parallel guesses and across restarts of the claim', async () => {
     const registration = (await (await json('/agent/register', { type: 'anonymous', client_name: 'Target' })).json()) as Record<
