@@ -103,7 +103,7 @@ describe('submit_inquiry and POST /api/contact', () => {
           if (typeof key === 'string' && !keptWith.has(key)) keptWith.set(key, JSON.stringify(args));
         }
         if (keyRefused) expect(toolText).toContain('- idempotencyKey: must be 1-255 visible ASCII characters');
-        if (http.status === 200 && !keyRefused && reused) expect(toolText).toContain('Idempotency-Key');
+        if (http.status === 200 && !keyRefused && reused) expect(toolText).toContain('idempotencyKey was already used');
       }),
       { numRuns: 300 },
     );
