@@ -4,6 +4,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
+  CompiledQuery,
+  type Driver,
   Kysely,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
@@ -60,6 +62,24 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
+/**
+ * SQLite transactions that take the write lock when they begin (`begin immediate`), not at their
+ * first write. Every transaction here writes, and most read first (an intake batch looks up keys
+ * and fingerprints, then inserts). Begun deferred, such a transaction fails at once with
+ * SQLITE_BUSY when another process (the CLI) wrote meanwhile, since its snapshot is stale and
+ * waiting cannot help: beside a `requeue --all`, a third of the inquiries sent were answered 500.
+ * Begun immediate, it waits for the other writer (busy_timeout), then reads the latest state.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    return driver;
+  }
+}
+
 /** How long a connection waits for another writer's lock before failing (SQLite busy_timeout). */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
@@ -78,7 +98,7 @@ export async function openDatabase(config: DatabaseConfig, options: OpenOptions 
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
   try {
     await migrateToLatest(db as Kysely<unknown>);
   } catch (error) {

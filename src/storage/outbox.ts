@@ -1,6 +1,7 @@
 // The delivery outbox: deliveries queued with the data that causes them, claimed with a lease (FOR
 // UPDATE SKIP LOCKED on PostgreSQL), attempted, recorded, retried or finished, and re-queued.
 import type { ExpressionBuilder, Kysely } from 'kysely';
+import { ACROSS_PROCESSES, inChunks } from './bulk.js';
 import { type Dialect, inTransaction } from './database.js';
 import { insertDeliveries } from './postgres-batch.js';
 import { toInquiry } from './rows.js';
@@ -333,20 +334,37 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       await db.updateTable('deliveries').set({ locked_until: null, locked_by: null }).where(heldBy(deliveryIds, owner)).execute();
     },
     async releaseLeases() {
-      await db.updateTable('deliveries').set({ locked_until: null, locked_by: null }).where('status', '=', 'pending').execute();
+      // Only those leased: after a burst, rewriting every pending row held the write lock for ~0.2 s per 500,000.
+      await db
+        .updateTable('deliveries')
+        .set({ locked_until: null, locked_by: null })
+        .where('status', '=', 'pending')
+        .where('locked_until', 'is not', null)
+        .execute();
     },
     async requeue(now, reference) {
-      let query = db
-        .updateTable('deliveries')
-        // A fresh retry window, tried at once: a re-queued delivery is retried as long as a new one. Its
-        // attempts stay counted (they number its records and fence them), so later waits keep their spacing.
-        .set({ status: 'pending', run_at: now.getTime(), queued_at: now.getTime(), locked_until: null, locked_by: null, finished_at: null })
-        .where('status', 'in', ['failed', 'dead']);
-      // Without a reference: every inquiry delivery, never service mail (a code mailed long ago is
-      // stale, and its body is gone).
-      query = reference !== undefined ? query.where('reference', '=', reference) : query.where('reference', 'is not', null);
-      const result = await query.executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      return inChunks(ACROSS_PROCESSES[dialect], async (limit) => {
+        let chosen = db.selectFrom('deliveries').select('id').where('status', 'in', ['failed', 'dead']);
+        // Without a reference: every inquiry delivery, never service mail (a code mailed long ago is
+        // stale, and its body is gone).
+        chosen = reference !== undefined ? chosen.where('reference', '=', reference) : chosen.where('reference', 'is not', null);
+        const result = await db
+          .updateTable('deliveries')
+          // A fresh retry window, tried at once: a re-queued delivery is retried as long as a new one. Its
+          // attempts stay counted (they number its records and fence them), so later waits keep their spacing.
+          .set({
+            status: 'pending',
+            run_at: now.getTime(),
+            queued_at: now.getTime(),
+            locked_until: null,
+            locked_by: null,
+            finished_at: null,
+          })
+          .where('id', 'in', chosen.limit(limit))
+          .where('status', 'in', ['failed', 'dead'])
+          .executeTakeFirst();
+        return Number(result.numUpdatedRows);
+      });
     },
     async forReference(reference) {
       return outbox.forReferences([reference]);

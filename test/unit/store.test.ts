@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createInquiryService } from '../../src/inquiries/service.js';
+import { ACROSS_PROCESSES, IN_PROCESS } from '../../src/storage/bulk.js';
 import { openDatabase, RolledBackError } from '../../src/storage/database.js';
 import {
   type BatchProcessor,
@@ -19,7 +20,7 @@ import {
 } from '../../src/storage/group-commit.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type IntakeWrites, type Store, type Tx } from '../../src/storage/store.js';
 import { validInquiry } from '../helpers/app.js';
-import { BACKENDS, type FreshDatabase, freshPostgres, storePerTest } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, freshPostgres, freshSqlite, storePerTest } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
   reference,
@@ -251,6 +252,52 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await store.outbox.requeue(later)).toBe(1);
       expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
     });
+    it('re-queues a backlog larger than a chunk in chunks, every failed and dead inquiry delivery and no service mail', async () => {
+      database = await fresh();
+      const opened = await openDatabase(database.config);
+      store = createStore(opened);
+      const now = new Date('2026-01-01T00:00:00Z');
+      const size = 2 * ACROSS_PROCESSES[database.config.kind].rows + 7;
+      const references = Array.from({ length: size }, (_, index) => `INQ-R${String(index).padStart(5, '0')}`);
+      await store.transaction(async (tx) => {
+        await store.inquiries.insertMany(
+          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
+          tx,
+        );
+        await store.outbox.enqueue(references, ['email'], now, tx);
+      });
+      await store.outbox.enqueueMessage({ id: 'm-dead', to: 'person@example.com', subject: 'Code', body: 'code 1' }, 'email', now);
+      // Half failed, half dead, one left pending; the service mail dead too.
+      await opened.db.updateTable('deliveries').set({ status: 'failed' }).where('reference', '<', 'INQ-R00500').execute();
+      await opened.db.updateTable('deliveries').set({ status: 'dead' }).where('reference', '>=', 'INQ-R00500').execute();
+      await opened.db.updateTable('deliveries').set({ status: 'pending' }).where('reference', '=', 'INQ-R00000').execute();
+      await opened.db.updateTable('deliveries').set({ status: 'dead' }).where('message_id', '=', 'm-dead').execute();
+      const later = new Date(now.getTime() + 1_000);
+      expect(await store.outbox.requeue(later)).toBe(size - 1);
+      expect(await store.outbox.countByStatus()).toEqual({ pending: size, succeeded: 0, failed: 0, dead: 1 });
+      expect(await store.outbox.requeue(later)).toBe(0);
+    });
+
+    it('purges expired idempotency keys beyond a chunk, and only those', async () => {
+      await openTempStore();
+      const now = new Date('2026-01-02T00:00:00Z');
+      const expiredAt = new Date(now.getTime() - 25 * 3_600_000);
+      const expired = 2 * IN_PROCESS.rows + 3;
+      const references = Array.from({ length: expired + 5 }, (_, index) => `INQ-K${String(index).padStart(5, '0')}`);
+      await store.inquiries.insertMany(references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })));
+      await store.idempotency.insertMany(
+        references.map((reference, index) => ({
+          key: `key-${reference}`,
+          requestHash: 'h',
+          reference,
+          createdAt: index < expired ? expiredAt : now,
+        })),
+      );
+      expect(await store.idempotency.deleteOlderThan(new Date(now.getTime() - 24 * 3_600_000))).toBe(expired);
+      const left = await store.idempotency.findMany(references.map((reference) => `key-${reference}`));
+      expect([...left.keys()].sort()).toEqual(references.slice(expired).map((reference) => `key-${reference}`));
+    });
+
     it('records a batch of attempts: successes together, others one by one, numbered per delivery', async () => {
       database = await fresh();
       const opened = await openDatabase(database.config);
@@ -1018,6 +1065,33 @@ describe('a locked transaction on PostgreSQL', () => {
       lock: ['a name'],
     });
     expect(await opened.inquiries.findByReference('INQ-AFTER1')).toBeDefined();
+  });
+});
+
+describe('a transaction on SQLite', () => {
+  const stores = storePerTest(freshSqlite);
+
+  it('holds the write lock from its begin: another process cannot write between its reads and its writes, which would fail it', async () => {
+    const { store: opened, database } = await stores.open();
+    // Another process's connection (the CLI's) to the same file, which gives up at once when locked.
+    const other = new SQLite(database.config.kind === 'sqlite' ? database.config.path : '');
+    other.pragma('busy_timeout = 0');
+    const write = other.prepare(
+      `insert into inquiries (reference, first_name, last_name, email, message, fingerprint, received_at)
+       values ('INQ-OTHER0', 'A', 'B', 'a@example.com', 'Hello', 'fp-other', 0)`,
+    );
+    try {
+      await opened.transaction(async (tx) => {
+        expect(await opened.inquiries.findByReference('INQ-MINE00', tx)).toBeUndefined(); // it reads first, as intake does
+        // Begun deferred, this write would go through, and the transaction's own write below would
+        // then fail at once (SQLITE_BUSY_SNAPSHOT: what it read is stale, and waiting cannot help).
+        expect(() => write.run()).toThrow(/database is locked/);
+        await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-MINE00'), fingerprint: 'fp-mine' }], tx);
+      });
+    } finally {
+      other.close();
+    }
+    expect(await opened.inquiries.findByReference('INQ-MINE00')).toBeDefined();
   });
 });
 
