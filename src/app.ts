@@ -80,10 +80,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
    * status and Retry-After rather than a network error.
    */
   const setCorsHeaders = (request: FastifyRequest, reply: FastifyReply) => {
+    // As the CORS plugin does: where the answer depends on the origin, caches are told so.
+    if (config.corsOrigins !== '*') reply.header('vary', 'Origin');
     const origin = allowedOrigin(request.headers.origin);
     if (origin === undefined) return;
     reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
-    if (origin !== '*') reply.header('vary', 'Origin');
   };
   let closing = false;
   /** Requests are counted for /metrics only where it is served. */
@@ -123,7 +124,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     setResponseHeaders(request, reply);
     // Requests that still arrive on open connections while closing (pipelined or keep-alive): the
     // load balancer should send them elsewhere, so none of the work starts.
-    if (closing) {
+    // A preflight is still answered (by the CORS rules below): without it, a page would never
+    // send the request that then reads the 503.
+    if (closing && request.method !== 'OPTIONS') {
       setCorsHeaders(request, reply);
       sendProblemFor(request, reply, problem(503, 'shutting_down', 'The service is shutting down. Send the request again in a moment.'));
       return;

@@ -289,6 +289,13 @@ describe('the HTTP endpoint', () => {
     });
     const inquiries = await testApp.services.store.inquiries.list({ limit: 1000 });
     expect(inquiries.filter((inquiry) => inquiry.email.startsWith('batch-'))).toEqual([]);
+    const empty = await batch(0);
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringContaining('the batch is empty') },
+    });
   });
 
   it('still answers a body too large (413) and one that is not JSON (415) with problem+json', async () => {

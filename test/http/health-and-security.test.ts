@@ -55,9 +55,11 @@ describe('every response', () => {
       // A page of an allowed origin (PUBLIC_URL's by default) can read the answer; another cannot.
       expect(response.headers.get('access-control-allow-origin'), path).toBe('http://localhost:3000');
       expect(response.headers.get('access-control-expose-headers'), path).toContain('X-Request-Id');
+      expect(response.headers.get('vary'), path).toMatch(/Origin/);
       const elsewhere = await fetch(`${testApp.baseUrl}${path}`, { method: 'POST', headers: { origin: 'https://evil.example' } });
       expect(elsewhere.status, path).toBe(400);
       expect(elsewhere.headers.get('access-control-allow-origin'), path).toBeNull();
+      expect(elsewhere.headers.get('vary'), path).toMatch(/Origin/);
       expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(response.headers.get('x-request-id'), path).toMatch(/^[0-9a-f-]{36}$/);
       if (path.startsWith('/oauth/')) {
@@ -70,11 +72,14 @@ describe('every response', () => {
     }
   });
 
-  it('answers requests that arrive while it closes with 503 problem+json and the usual headers', async () => {
+  /**
+   * The answers on one connection to `request`, sent while the app closes: a request whose body is
+   * still on its way keeps the connection busy while the app closes, and `request`, pipelined
+   * behind it, then reaches the closing app (Fastify's load-shedding path).
+   */
+  async function whileClosing(request: string): Promise<string[]> {
     testApp = await startTestApp({ startWorker: false, listen: true });
     const { port } = new URL(testApp.baseUrl);
-    // A request whose body is still on its way keeps the connection busy while the app closes; a
-    // second request pipelined behind it then reaches the closing app (Fastify's load-shedding path).
     const body = JSON.stringify(validInquiry());
     const socket: Socket = connect(Number(port), '127.0.0.1');
     let received = '';
@@ -89,10 +94,16 @@ describe('every response', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const closed = testApp.app.close();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    socket.write(`${body.slice(10)}GET /api/health HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost:3000\r\n\r\n`);
+    socket.write(`${body.slice(10)}${request}`);
     await closed;
     await new Promise((resolve) => socket.once('close', resolve));
-    const [first = '', second = ''] = received.split(/(?=HTTP\/1\.1 )/);
+    return received.split(/(?=HTTP\/1\.1 )/);
+  }
+
+  it('answers requests that arrive while it closes with 503 problem+json and the usual headers', async () => {
+    const [first = '', second = ''] = await whileClosing(
+      'GET /api/health HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost:3000\r\n\r\n',
+    );
     expect(first).toMatch(/^HTTP\/1\.1 200 /);
     expect(second).toMatch(/^HTTP\/1\.1 503 /);
     const [head = '', payload = ''] = second.split('\r\n\r\n');
@@ -104,6 +115,16 @@ describe('every response', () => {
     expect(head.toLowerCase()).toContain('access-control-allow-origin: http://localhost:3000');
     expect(head.toLowerCase()).toMatch(/access-control-expose-headers: .*retry-after/);
     expect(JSON.parse(payload)).toMatchObject({ status: 503, error: 'shutting_down' });
+  });
+
+  it('still answers a CORS preflight while it closes, so that a page sends its request and reads the 503', async () => {
+    const [first = '', preflight = ''] = await whileClosing(
+      'OPTIONS /api/contact HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost:3000\r\nAccess-Control-Request-Method: POST\r\n\r\n',
+    );
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    expect(preflight).toMatch(/^HTTP\/1\.1 204 /);
+    expect(preflight.toLowerCase()).toContain('access-control-allow-origin: http://localhost:3000');
+    expect(preflight.toLowerCase()).toMatch(/access-control-allow-methods: .*post/);
   });
 
   it('sends HSTS when PUBLIC_URL is https', async () => {

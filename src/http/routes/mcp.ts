@@ -55,18 +55,16 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
     if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {
       return sendProblem(reply, problem(403, 'origin_not_allowed', `Origin ${origin.slice(0, 200)} may not call this MCP server.`));
     }
-    if (Array.isArray(request.body) && request.body.length > MCP_MAX_BATCH) {
+    if (Array.isArray(request.body) && (request.body.length === 0 || request.body.length > MCP_MAX_BATCH)) {
+      const message =
+        request.body.length === 0
+          ? 'Invalid Request: the batch is empty; send at least one JSON-RPC message.'
+          : `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (this one holds ${request.body.length}); send the rest in further requests.`;
+      // JSON-RPC 2.0 §6: a batch that cannot be taken is answered with one error, id null.
       return reply
         .code(400)
         .type('application/json')
-        .send({
-          jsonrpc: '2.0',
-          id: null,
-          error: {
-            code: JSON_RPC_INVALID_REQUEST,
-            message: `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (this one holds ${request.body.length}); send the rest in further requests.`,
-          },
-        });
+        .send({ jsonrpc: '2.0', id: null, error: { code: JSON_RPC_INVALID_REQUEST, message } });
     }
     const clientId = await bearerClient(request.headers.authorization, reply, {
       auth,
