@@ -159,19 +159,18 @@ export function exportInquiries(values: Values, positionals: readonly string[]):
   };
 }
 
-/** Every inquiry (received at or after `since`), newest first, read a page at a time. */
+/**
+ * Every inquiry (received at or after `since`), newest first, read a page at a time, each page
+ * going on after the last row of the one before: an inquiry arriving meanwhile, newer than all of
+ * them, moves nothing. (Pages read by offset made the export quadratic: 100,000 inquiries took 23 s.)
+ */
 async function* allInquiries(store: Store, since: Date | undefined) {
-  // Pages are read with an offset; an inquiry arriving meanwhile shifts later pages by one, which
-  // would repeat a row at a page boundary, so rows already produced are skipped by reference.
-  const seen = new Set<string>();
-  for (let offset = 0; ; offset += EXPORT_PAGE_SIZE) {
-    const page = await store.inquiries.list({ limit: EXPORT_PAGE_SIZE, offset, ...(since && { since }) });
+  let after: InquiryRecord | undefined;
+  while (true) {
+    const page = await store.inquiries.list({ limit: EXPORT_PAGE_SIZE, ...(since && { since }), ...(after && { after }) });
     const deliveries = await store.outbox.forReferences(page.map((inquiry) => inquiry.reference));
-    for (const inquiry of page) {
-      if (seen.has(inquiry.reference)) continue;
-      seen.add(inquiry.reference);
-      yield withDeliveries(inquiry, deliveries);
-    }
+    for (const inquiry of page) yield withDeliveries(inquiry, deliveries);
+    after = page.at(-1);
     if (page.length < EXPORT_PAGE_SIZE) return;
   }
 }

@@ -55,7 +55,11 @@ export interface InquiryStore {
    * received in the same millisecond, the one whose reference sorts first), on either database.
    */
   findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
-  list(options: { limit: number; offset?: number; since?: Date }): Promise<InquiryRecord[]>;
+  /**
+   * Newest first (of equal times, by reference); with `after`, those that come after that inquiry
+   * in this order: a page of a listing that goes on where the last page ended, however many there are.
+   */
+  list(options: { limit: number; since?: Date; after?: Pick<InquiryRecord, 'receivedAt' | 'reference'> }): Promise<InquiryRecord[]>;
   /** How many inquiries were received after `since` (by any instance), counting no further than `limit`. */
   countReceivedSince(since: Date, limit: number): Promise<number>;
 }
@@ -192,10 +196,16 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
       for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins, of equal times the first reference
       return found;
     },
-    async list({ limit, offset = 0, since }) {
+    async list({ limit, since, after }) {
       let query = db.selectFrom('inquiries').selectAll();
       if (since) query = query.where('received_at', '>=', since.getTime());
-      const rows = await query.orderBy('received_at', 'desc').orderBy('reference').limit(limit).offset(offset).execute();
+      if (after) {
+        const at = after.receivedAt.getTime();
+        query = query.where((eb) =>
+          eb.or([eb('received_at', '<', at), eb.and([eb('received_at', '=', at), eb('reference', '>', after.reference)])]),
+        );
+      }
+      const rows = await query.orderBy('received_at', 'desc').orderBy('reference').limit(limit).execute();
       return rows.map(toInquiry);
     },
   };

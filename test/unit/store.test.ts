@@ -630,6 +630,46 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await store.outbox.forReferences(['INQ-WRITE2'])).toEqual([]);
     });
 
+    it('list page after page, each going on after the last row of the one before: every inquiry once, in order, ties included', async () => {
+      await openTempStore();
+      const base = Date.parse('2026-01-01T00:00:00Z');
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.uniqueArray(fc.record({ suffix: fc.stringMatching(/^[0-9A-Z]{4}$/), at: fc.integer({ min: 0, max: 3 }) }), {
+            selector: (row) => row.suffix,
+            maxLength: 25,
+          }),
+          fc.integer({ min: 1, max: 6 }),
+          async (rows, pageSize) => {
+            run++;
+            // Each run in its own hour, listed with `since` that hour.
+            const hour = base + run * 3_600_000;
+            await store.inquiries.insertMany(
+              rows.map(({ suffix, at }) => ({ inquiry: inquiry(`INQ-${run}${suffix}`, new Date(hour + at)), fingerprint: suffix })),
+            );
+            const since = new Date(hour);
+            const whole = await store.inquiries.list({ limit: 100, since });
+            const paged: InquiryRecord[] = [];
+            let page: InquiryRecord[];
+            // Bounded, so that a listing that goes round in circles fails rather than hangs.
+            let pages = 0;
+            do {
+              const after = paged.at(-1);
+              page = await store.inquiries.list({ limit: pageSize, since, ...(after && { after }) });
+              paged.push(...page);
+            } while (page.length === pageSize && ++pages <= rows.length);
+            expect(whole).toHaveLength(rows.length);
+            expect(whole.map(({ receivedAt }) => receivedAt.getTime())).toEqual(
+              whole.map(({ receivedAt }) => receivedAt.getTime()).sort((a, b) => b - a),
+            );
+            expect(paged.map(({ reference }) => reference)).toEqual(whole.map(({ reference }) => reference));
+          },
+        ),
+        { numRuns: 30 },
+      );
+    });
+
     it('count those received after a time, up to a limit (how fast all instances take them in)', async () => {
       await openTempStore();
       const received = ['00.000', '00.100', '00.150', '00.200'].map((second, index) => ({
