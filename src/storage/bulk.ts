@@ -29,16 +29,24 @@ export const ACROSS_PROCESSES: Readonly<Record<Dialect, ChunkOptions>> = {
  */
 export const IN_PROCESS: ChunkOptions = { rows: 250, pauseMs: 0 };
 
+/** What one chunk did: the rows it went through (the last chunk goes through fewer than asked) and those it changed. */
+export interface Chunk {
+  readonly seen: number;
+  readonly changed: number;
+}
+
 /**
- * Runs `chunk` (a write of at most `limit` rows that returns how many it changed) until it changes
- * fewer than that; returns how many it changed in all.
+ * Runs `chunk` (a write going through at most `limit` rows) until one goes through fewer than that;
+ * returns how many rows the chunks changed in all. A chunk must go on from where the last one ended
+ * (not choose again among all rows), or a row that matches again meanwhile is written twice, and
+ * the loop need never end.
  */
-export async function inChunks({ rows, pauseMs }: ChunkOptions, chunk: (limit: number) => Promise<number>): Promise<number> {
+export async function inChunks({ rows, pauseMs }: ChunkOptions, chunk: (limit: number) => Promise<Chunk>): Promise<number> {
   let changed = 0;
   while (true) {
-    const count = await chunk(rows);
-    changed += count;
-    if (count < rows) return changed;
+    const done = await chunk(rows);
+    changed += done.changed;
+    if (done.seen < rows) return changed;
     await new Promise((resolve) => (pauseMs > 0 ? setTimeout(resolve, pauseMs) : setImmediate(resolve)));
   }
 }

@@ -343,11 +343,23 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
         .execute();
     },
     async requeue(now, reference) {
+      // Through the failed and dead deliveries once, in id order: one re-queued and failed again
+      // while this runs is not taken a second time.
+      let after = '';
       return inChunks(ACROSS_PROCESSES[dialect], async (limit) => {
-        let chosen = db.selectFrom('deliveries').select('id').where('status', 'in', ['failed', 'dead']);
+        let chosen = db
+          .selectFrom('deliveries')
+          .select('id')
+          .where('status', 'in', ['failed', 'dead'])
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(limit);
         // Without a reference: every inquiry delivery, never service mail (a code mailed long ago is
         // stale, and its body is gone).
         chosen = reference !== undefined ? chosen.where('reference', '=', reference) : chosen.where('reference', 'is not', null);
+        const ids = (await chosen.execute()).map((row) => row.id);
+        if (ids.length === 0) return { seen: 0, changed: 0 };
+        after = ids[ids.length - 1] as string;
         const result = await db
           .updateTable('deliveries')
           // A fresh retry window, tried at once: a re-queued delivery is retried as long as a new one. Its
@@ -360,10 +372,10 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
             locked_by: null,
             finished_at: null,
           })
-          .where('id', 'in', chosen.limit(limit))
+          .where('id', 'in', ids)
           .where('status', 'in', ['failed', 'dead'])
           .executeTakeFirst();
-        return Number(result.numUpdatedRows);
+        return { seen: ids.length, changed: Number(result.numUpdatedRows) };
       });
     },
     async forReference(reference) {

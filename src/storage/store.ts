@@ -201,9 +201,10 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
       if (since) query = query.where('received_at', '>=', since.getTime());
       if (after) {
         const at = after.receivedAt.getTime();
-        query = query.where((eb) =>
-          eb.or([eb('received_at', '<', at), eb.and([eb('received_at', '=', at), eb('reference', '>', after.reference)])]),
-        );
+        // The bound on received_at alone first, so that an index on it reads only the rows left.
+        query = query
+          .where('received_at', '<=', at)
+          .where((eb) => eb.or([eb('received_at', '<', at), eb('reference', '>', after.reference)]));
       }
       const rows = await query.orderBy('received_at', 'desc').orderBy('reference').limit(limit).execute();
       return rows.map(toInquiry);
@@ -232,7 +233,9 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
       return inChunks(IN_PROCESS, async (limit) => {
         const expired = db.selectFrom('idempotency_keys').select('key').where('created_at', '<', cutoff.getTime()).limit(limit);
         const result = await db.deleteFrom('idempotency_keys').where('key', 'in', expired).executeTakeFirst();
-        return Number(result.numDeletedRows);
+        // Deleted rows never match again, and new keys are not expired: each chunk takes the next ones.
+        const deleted = Number(result.numDeletedRows);
+        return { seen: deleted, changed: deleted };
       });
     },
   };

@@ -252,20 +252,29 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await store.outbox.requeue(later)).toBe(1);
       expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
     });
-    it('re-queues a backlog larger than a chunk in chunks, every failed and dead inquiry delivery and no service mail', async () => {
+    /**
+     * A store on a fresh database with two chunks of a requeue and `extra` inquiries received at
+     * `now`, each with a delivery on `channel`.
+     */
+    async function withBacklog(extra: number, channel: string, now: Date) {
       database = await fresh();
       const opened = await openDatabase(database.config);
       store = createStore(opened);
-      const now = new Date('2026-01-01T00:00:00Z');
-      const size = 2 * ACROSS_PROCESSES[database.config.kind].rows + 7;
+      const size = 2 * ACROSS_PROCESSES[database.config.kind].rows + extra;
       const references = Array.from({ length: size }, (_, index) => `INQ-R${String(index).padStart(5, '0')}`);
       await store.transaction(async (tx) => {
         await store.inquiries.insertMany(
           references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
           tx,
         );
-        await store.outbox.enqueue(references, ['email'], now, tx);
+        await store.outbox.enqueue(references, [channel], now, tx);
       });
+      return { opened, size };
+    }
+
+    it('re-queues a backlog larger than a chunk in chunks, every failed and dead inquiry delivery and no service mail', async () => {
+      const now = new Date('2026-01-01T00:00:00Z');
+      const { opened, size } = await withBacklog(7, 'email', now);
       await store.outbox.enqueueMessage({ id: 'm-dead', to: 'person@example.com', subject: 'Code', body: 'code 1' }, 'email', now);
       // Half failed, half dead, one left pending; the service mail dead too.
       await opened.db.updateTable('deliveries').set({ status: 'failed' }).where('reference', '<', 'INQ-R00500').execute();
@@ -276,6 +285,25 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await store.outbox.requeue(later)).toBe(size - 1);
       expect(await store.outbox.countByStatus()).toEqual({ pending: size, succeeded: 0, failed: 0, dead: 1 });
       expect(await store.outbox.requeue(later)).toBe(0);
+    });
+
+    it('re-queues each failed delivery once, even one that fails again while the requeue goes on', async () => {
+      const now = new Date('2026-01-01T00:00:00Z');
+      const { opened, size } = await withBacklog(500, 'webhook', now);
+      await opened.db.updateTable('deliveries').set({ status: 'failed' }).execute();
+      // A receiver that refuses everything: what the requeue puts back fails again at once (here,
+      // between its chunks), as a worker would make it. Bounded, so that a requeue that took those
+      // again and again ends the test rather than hangs it.
+      let requeued: number | undefined;
+      const requeue = store.outbox.requeue(new Date(now.getTime() + 1_000)).then((count) => {
+        requeued = count;
+      });
+      for (let round = 0; round < 50 && requeued === undefined; round++) {
+        await opened.db.updateTable('deliveries').set({ status: 'failed' }).where('status', '=', 'pending').execute();
+        await sleep(10);
+      }
+      await requeue;
+      expect(requeued).toBe(size);
     });
 
     it('purges expired idempotency keys beyond a chunk, and only those', async () => {
