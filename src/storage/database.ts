@@ -68,17 +68,37 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
  * and fingerprints, then inserts). Begun deferred, such a transaction fails at once with
  * SQLITE_BUSY when another process (the CLI) wrote meanwhile, since its snapshot is stale and
  * waiting cannot help: beside a `requeue --all`, a third of the inquiries sent were answered 500.
- * Begun immediate, it waits for the other writer (busy_timeout), then reads the latest state.
+ * Begun immediate, it waits for the other writer, then reads the latest state.
+ *
+ * It waits here, between tries, not in SQLite's busy handler: better-sqlite3 runs that handler's
+ * sleeps on the event loop, so another process holding the lock for a second (a `VACUUM`, the
+ * sqlite3 shell) froze the whole service, health checks included, for that second. Only `begin`
+ * gives up at once (busy_timeout 0 around it); once a transaction holds the lock, nothing in it waits.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
     const driver = super.createDriver();
     driver.beginTransaction = async (connection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      const deadline = performance.now() + SQLITE_BUSY_TIMEOUT_MS;
+      for (let pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, SQLITE_BEGIN_MAX_PAUSE_MS)) {
+        await connection.executeQuery(CompiledQuery.raw('pragma busy_timeout = 0'));
+        try {
+          await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+          return;
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() >= deadline) throw error;
+        } finally {
+          await connection.executeQuery(CompiledQuery.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`));
+        }
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
     };
     return driver;
   }
 }
+
+/** The longest pause between two tries of a `begin` that found the lock taken. */
+const SQLITE_BEGIN_MAX_PAUSE_MS = 20;
 
 /** How long a connection waits for another writer's lock before failing (SQLite busy_timeout). */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;

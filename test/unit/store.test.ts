@@ -1,5 +1,6 @@
 // The store and group commit: one contract suite run on each backend, on real databases (a
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
+import { spawn } from 'node:child_process';
 import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
@@ -1160,6 +1161,47 @@ describe('a transaction on SQLite', () => {
       other.close();
     }
     expect(await opened.inquiries.findByReference('INQ-MINE00')).toBeDefined();
+  });
+});
+
+describe('a transaction on SQLite, while another process holds the lock', () => {
+  const stores = storePerTest(freshSqlite);
+
+  it('waits for it without holding up the event loop, then commits', async () => {
+    const { store: opened, database } = await stores.open();
+    const path = database.config.kind === 'sqlite' ? database.config.path : '';
+    // Another process (an operator's sqlite3 shell, say) holds the write lock for 600 ms.
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(${JSON.stringify(path)});
+         db.exec('begin immediate'); process.stdout.write('locked\\n');
+         setTimeout(() => { db.exec('commit'); process.exit(0); }, 600);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    // The longest the event loop went without running a 5 ms timer, while the transaction waited.
+    let last = performance.now();
+    let longestGapMs = 0;
+    const ticking = setInterval(() => {
+      const now = performance.now();
+      longestGapMs = Math.max(longestGapMs, now - last);
+      last = now;
+    }, 5);
+    try {
+      await opened.transaction(async (tx) => {
+        await opened.inquiries.findByReference('INQ-WAITED', tx);
+        await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-WAITED'), fingerprint: 'fp-waited' }], tx);
+      });
+    } finally {
+      clearInterval(ticking);
+    }
+    longestGapMs = Math.max(longestGapMs, performance.now() - last); // a loop held to the end ticked not once
+    expect(await opened.inquiries.findByReference('INQ-WAITED')).toBeDefined();
+    // SQLite's own busy handler sleeps on the event loop: it went 600 ms without a tick.
+    expect(longestGapMs).toBeLessThan(300);
   });
 });
 
