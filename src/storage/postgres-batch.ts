@@ -59,31 +59,6 @@ export async function insertIdempotencyKeys(db: Db, rows: readonly IdempotencyKe
   await keysInsert(rows).execute(db);
 }
 
-/** Those of `references` that an inquiry has. */
-export async function takenReferences(db: Db, references: readonly string[]): Promise<string[]> {
-  const { rows } = await sql<Pick<InquiriesTable, 'reference'>>`select reference from inquiries
-    where reference = any(${references}::text[])`.execute(db);
-  return rows.map((row) => row.reference);
-}
-
-/** The inquiries received at or after `since` with one of `fingerprints`, latest first (and of equal times, the last reference). */
-export async function recentByFingerprints(
-  db: Db,
-  fingerprints: readonly string[],
-  since: number,
-): Promise<Pick<InquiriesTable, 'fingerprint' | 'reference'>[]> {
-  const { rows } = await sql<Pick<InquiriesTable, 'fingerprint' | 'reference'>>`select fingerprint, reference from inquiries
-    where fingerprint = any(${fingerprints}::text[]) and received_at >= ${since}
-    order by received_at desc, reference desc`.execute(db);
-  return rows;
-}
-
-export async function idempotencyKeys(db: Db, keys: readonly string[]): Promise<IdempotencyKeysTable[]> {
-  const { rows } = await sql<IdempotencyKeysTable>`select key, request_hash, reference, created_at from idempotency_keys
-    where key = any(${keys}::text[])`.execute(db);
-  return rows;
-}
-
 /** One row of lookupIntake: an idempotency key, the earliest recent inquiry of a fingerprint, or a taken reference. */
 export type IntakeLookupRow =
   | ({ kind: 'key' } & IdempotencyKeysTable)

@@ -149,6 +149,23 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   /** The statements an intake batch runs have texts of their own there (postgres-batch.ts). */
   const postgres = dialect === 'postgres';
 
+  /**
+   * On PostgreSQL every read of an intake's facts is the one statement of lookupIntake (the per-table
+   * reads too, with the lists they do not ask about left empty): one text, one fold rule.
+   */
+  async function lookupOnPostgres(
+    { keys = [], fingerprints = [], since = new Date(0), references = [] }: Partial<IntakeQuery>,
+    tx?: Tx,
+  ): Promise<IntakeFacts> {
+    const facts: IntakeFacts = { keys: new Map(), recent: new Map(), taken: new Set() };
+    for (const row of await onPostgres.lookupIntake(q(tx), { keys, fingerprints, since: since.getTime(), references })) {
+      if (row.kind === 'key') facts.keys.set(row.key, toIdempotencyEntry(row));
+      else if (row.kind === 'recent') facts.recent.set(row.key, row.reference);
+      else facts.taken.add(row.reference);
+    }
+    return facts;
+  }
+
   const inquiries: InquiryStore = {
     async insertMany(items, tx) {
       if (items.length === 0) return new Set();
@@ -168,7 +185,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     },
     async takenReferences(references, tx) {
       if (references.length === 0) return new Set();
-      if (postgres) return new Set(await onPostgres.takenReferences(q(tx), references));
+      if (postgres) return (await lookupOnPostgres({ references }, tx)).taken;
       const rows = await q(tx).selectFrom('inquiries').select('reference').where('reference', 'in', references).execute();
       return new Set(rows.map((row) => row.reference));
     },
@@ -183,16 +200,15 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findRecentByFingerprints(fingerprints, since, tx) {
       const found = new Map<string, string>();
       if (fingerprints.length === 0) return found;
-      const rows = postgres
-        ? await onPostgres.recentByFingerprints(q(tx), fingerprints, since.getTime())
-        : await q(tx)
-            .selectFrom('inquiries')
-            .select(['fingerprint', 'reference'])
-            .where('fingerprint', 'in', fingerprints)
-            .where('received_at', '>=', since.getTime())
-            .orderBy('received_at', 'desc')
-            .orderBy('reference', 'desc')
-            .execute();
+      if (postgres) return (await lookupOnPostgres({ fingerprints, since }, tx)).recent;
+      const rows = await q(tx)
+        .selectFrom('inquiries')
+        .select(['fingerprint', 'reference'])
+        .where('fingerprint', 'in', fingerprints)
+        .where('received_at', '>=', since.getTime())
+        .orderBy('received_at', 'desc')
+        .orderBy('reference', 'desc')
+        .execute();
       for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins, of equal times the first reference
       return found;
     },
@@ -215,9 +231,8 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     async findMany(keys, tx) {
       const found = new Map<string, IdempotencyEntry>();
       if (keys.length === 0) return found;
-      const rows = postgres
-        ? await onPostgres.idempotencyKeys(q(tx), keys)
-        : await q(tx).selectFrom('idempotency_keys').selectAll().where('key', 'in', keys).execute();
+      if (postgres) return (await lookupOnPostgres({ keys }, tx)).keys;
+      const rows = await q(tx).selectFrom('idempotency_keys').selectAll().where('key', 'in', keys).execute();
       for (const row of rows) found.set(row.key, toIdempotencyEntry(row));
       return found;
     },
@@ -243,22 +258,14 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
   const outbox = createOutbox(db, dialect, q);
 
   const intake: IntakeStore = {
-    async lookup({ keys, fingerprints, since, references }, tx) {
-      if (!postgres) {
-        const [knownKeys, recent, taken] = await Promise.all([
-          idempotency.findMany(keys, tx),
-          inquiries.findRecentByFingerprints(fingerprints, since, tx),
-          inquiries.takenReferences(references, tx),
-        ]);
-        return { keys: knownKeys, recent, taken };
-      }
-      const facts: IntakeFacts = { keys: new Map(), recent: new Map(), taken: new Set() };
-      for (const row of await onPostgres.lookupIntake(q(tx), { keys, fingerprints, since: since.getTime(), references })) {
-        if (row.kind === 'key') facts.keys.set(row.key, toIdempotencyEntry(row));
-        else if (row.kind === 'recent') facts.recent.set(row.key, row.reference);
-        else facts.taken.add(row.reference);
-      }
-      return facts;
+    async lookup(query, tx) {
+      if (postgres) return lookupOnPostgres(query, tx);
+      const [keys, recent, taken] = await Promise.all([
+        idempotency.findMany(query.keys, tx),
+        inquiries.findRecentByFingerprints(query.fingerprints, query.since, tx),
+        inquiries.takenReferences(query.references, tx),
+      ]);
+      return { keys, recent, taken };
     },
     async write({ inquiries: items, channels, keys, now }, tx) {
       const references = items.map(({ inquiry }) => inquiry.reference);
