@@ -51,6 +51,15 @@ export interface DeliveryAttemptsTable {
   duration_ms: number;
 }
 
+/**
+ * Deliveries that have succeeded, per channel (migration 008): kept where each success is recorded,
+ * so that /metrics need not count a table that only grows.
+ */
+export interface DeliverySuccessesTable {
+  channel: string;
+  count: number;
+}
+
 export interface SigningKeysTable {
   kid: string;
   private_jwk: string;
@@ -127,6 +136,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
+  delivery_successes: DeliverySuccessesTable;
   signing_keys: SigningKeysTable;
   agent_clients: AgentClientsTable;
   revoked_tokens: RevokedTokensTable;

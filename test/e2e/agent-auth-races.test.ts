@@ -205,9 +205,10 @@ describe.each(BACKENDS)('upgrading a $name database with duplicate ID-JAG client
     database = await fresh();
     // The database as an older release left it: migrated up to 005, with duplicates it wrote.
     const older = await openDatabase(database.config);
+    await sql`drop table delivery_successes`.execute(older.db);
     await sql`drop table claim_code_sends`.execute(older.db);
     await sql`drop index agent_clients_active_subject`.execute(older.db);
-    await sql`delete from kysely_migration where name in ('006_one_active_client_per_subject', '007_claim_code_sends')`.execute(older.db);
+    await sql`delete from kysely_migration where name >= '006'`.execute(older.db);
     await older.db
       .insertInto('agent_clients')
       .values([

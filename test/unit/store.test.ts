@@ -19,6 +19,7 @@ import {
   GroupCommitter,
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
+import type { Database } from '../../src/storage/schema.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type IntakeWrites, type Store, type Tx } from '../../src/storage/store.js';
 import { validInquiry } from '../helpers/app.js';
 import { BACKENDS, type FreshDatabase, freshPostgres, freshSqlite, storePerTest } from '../helpers/databases.js';
@@ -384,6 +385,113 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       });
       // The leases are released: only the retry comes back, when it is due.
       expect((await store.outbox.claimDue(later, 10, 60_000, 'worker')).map((c) => c.delivery.reference)).toEqual(['INQ-DDDDD2']);
+    });
+
+    /** Deliveries by channel and status as the rows say, sorted: what countByChannelAndStatus must report. */
+    async function countedRows(db: Kysely<Database>) {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['channel', 'status', (eb) => eb.fn.countAll<number>().as('count')])
+        .groupBy(['channel', 'status'])
+        .execute();
+      return rows.map((row) => `${row.channel} ${row.status} ${Number(row.count)}`).sort();
+    }
+    const reported = async () =>
+      (await store.outbox.countByChannelAndStatus())
+        .filter(({ count }) => count > 0)
+        .map(({ channel, status, count }) => `${channel} ${status} ${count}`)
+        .sort();
+
+    it('count deliveries by channel and status as the rows say, successes from the counts kept where each is recorded', async () => {
+      database = await fresh();
+      const opened = await openDatabase(database.config);
+      store = createStore(opened);
+      const outcomes = fc.constantFrom('succeeded', 'retry', 'failed', 'dead', 'unrecorded' as const);
+      let round = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(outcomes, outcomes), { minLength: 1, maxLength: 6 }),
+          fc.boolean(),
+          async (perInquiry, requeue) => {
+            round += 1;
+            // Each round a minute later: every lease of the round before has run out, every retry is due.
+            const now = new Date(Date.UTC(2026, 0, 1) + round * 60_000);
+            const references = perInquiry.map((_, index) => `INQ-P${String(round).padStart(3, '0')}${index}`);
+            await store.transaction(async (tx) => {
+              await store.inquiries.insertMany(
+                references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
+                tx,
+              );
+              await store.outbox.enqueue(references, ['email', 'webhook'], now, tx);
+            });
+            const claimed = await store.outbox.claimDue(now, 1_000, 1_000, 'worker');
+            const outcomeOf = new Map(
+              references.flatMap((reference, index) => {
+                const [email, webhook] = perInquiry[index] ?? [];
+                return [
+                  [`${reference} email`, email],
+                  [`${reference} webhook`, webhook],
+                ];
+              }),
+            );
+            const records = claimed.flatMap(({ delivery }): AttemptRecord[] => {
+              // Deliveries of earlier rounds, retried or never recorded, succeed now.
+              const outcome = outcomeOf.get(`${delivery.reference} ${delivery.channel}`) ?? 'succeeded';
+              const attempt = { attemptedAt: now, error: null, durationMs: 1 };
+              const base = { deliveryId: delivery.id, owner: 'worker', attempts: delivery.attempts };
+              if (outcome === 'unrecorded') return [];
+              if (outcome === 'succeeded') return [{ ...base, attempt: { ...attempt, outcome }, result: { outcome } }];
+              if (outcome === 'retry')
+                return [{ ...base, attempt: { ...attempt, outcome }, result: { outcome, error: 'busy', runAt: now } }];
+              return [{ ...base, attempt: { ...attempt, outcome: 'failed' }, result: { outcome, error: 'refused' } }];
+            });
+            expect(new Set(await store.transaction((tx) => store.outbox.recordAttempts(records, tx)))).toEqual(
+              new Set(records.length ? [true] : []),
+            );
+            // Recorded again (a retry after a commit whose answer was lost): refused, counted once.
+            await store.transaction((tx) => store.outbox.recordAttempts(records, tx));
+            if (requeue) await store.outbox.requeue(now);
+            expect(await reported()).toEqual(await countedRows(opened.db));
+          },
+        ),
+        { numRuns: 25 },
+      );
+    });
+
+    it('count the successes recorded before the counts were kept, once, on upgrading', async () => {
+      database = await fresh();
+      const opened = await openDatabase(database.config);
+      store = createStore(opened);
+      const now = new Date('2026-01-01T00:00:00Z');
+      const references = ['INQ-UUUUU1', 'INQ-UUUUU2', 'INQ-UUUUU3'];
+      await store.transaction(async (tx) => {
+        await store.inquiries.insertMany(
+          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
+          tx,
+        );
+        await store.outbox.enqueue(references, ['email', 'webhook'], now, tx);
+      });
+      // The database as an older release left it: migrated up to 007, some deliveries done.
+      await opened.db.updateTable('deliveries').set({ status: 'succeeded' }).where('reference', '!=', 'INQ-UUUUU3').execute();
+      await opened.db
+        .updateTable('deliveries')
+        .set({ status: 'dead' })
+        .where('reference', '=', 'INQ-UUUUU3')
+        .where('channel', '=', 'email')
+        .execute();
+      await store.close();
+      const older = await openDatabase(database.config);
+      await sql`drop table delivery_successes`.execute(older.db);
+      await sql`delete from kysely_migration where name = '008_delivery_success_counts'`.execute(older.db);
+      await older.db.destroy();
+
+      const upgraded = await openDatabase(database.config);
+      store = createStore(upgraded);
+      expect(await reported()).toEqual(['email dead 1', 'email succeeded 2', 'webhook pending 1', 'webhook succeeded 2']);
+      // Opened again, nothing is counted twice.
+      await store.close();
+      store = createStore(await openDatabase(database.config));
+      expect(await reported()).toEqual(['email dead 1', 'email succeeded 2', 'webhook pending 1', 'webhook succeeded 2']);
     });
 
     it('commits a non-durable transaction, and later transactions are durable again', async () => {
