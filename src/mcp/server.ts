@@ -6,8 +6,11 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  InitializeRequestSchema,
+  LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
   McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthUrls } from '../auth/urls.js';
 import { DomainError, IdempotencyConflictError, ValidationError } from '../errors.js';
@@ -43,13 +46,22 @@ const validIdempotencyKey = ajv.compile<string>(IDEMPOTENCY_KEY_PROPERTY);
 const isIdempotencyKey = (key: unknown): key is string | undefined => key === undefined || validIdempotencyKey(key);
 
 export function buildMcpServer(context: McpContext): Server {
-  const server = new Server(
-    { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: `${context.profile.name} inquiries` },
-    {
-      capabilities: { tools: { listChanged: false } },
-      instructions: `Tools of ${context.profile.name}: look the studio up, then send a project inquiry with submit_inquiry. No sign-in is needed.`,
-    },
-  );
+  const serverInfo = { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: `${context.profile.name} inquiries` };
+  const instructions = `Tools of ${context.profile.name}: look the studio up, then send a project inquiry with submit_inquiry. No sign-in is needed.`;
+  const capabilities = { tools: { listChanged: false } };
+  const server = new Server(serverInfo, { capabilities, instructions });
+  // The SDK's own initialize, but with bad params answered -32602 (see anyParams). Each request has
+  // a server of its own (stateless), so nothing of the client's is kept.
+  server.setRequestHandler(anyParams(InitializeRequestSchema), async (request) => {
+    const { params } = validParams(InitializeRequestSchema, request);
+    const supported = SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion);
+    return {
+      protocolVersion: supported ? params.protocolVersion : LATEST_PROTOCOL_VERSION,
+      capabilities,
+      serverInfo,
+      instructions,
+    };
+  });
   server.setRequestHandler(anyParams(ListToolsRequestSchema), async (request) => {
     validParams(ListToolsRequestSchema, request);
     return { tools: TOOLS.map((tool) => ({ ...tool })) };
@@ -77,11 +89,13 @@ export function buildMcpServer(context: McpContext): Server {
  * tools/call itself first, validParams every request), and bad ones are -32602 (Invalid params),
  * the JSON-RPC answer a client can act on.
  */
-function anyParams<S extends typeof ListToolsRequestSchema | typeof CallToolRequestSchema>(schema: S) {
+type CheckedRequestSchema = typeof InitializeRequestSchema | typeof ListToolsRequestSchema | typeof CallToolRequestSchema;
+
+function anyParams<S extends CheckedRequestSchema>(schema: S) {
   return schema.pick({ method: true }).loose();
 }
 
-function validParams<S extends typeof ListToolsRequestSchema | typeof CallToolRequestSchema>(schema: S, request: unknown) {
+function validParams<S extends CheckedRequestSchema>(schema: S, request: unknown) {
   const parsed = schema.safeParse(request);
   if (parsed.success) return parsed.data as S['_output'];
   const problems = parsed.error.issues.map((issue) => `${['params', ...issue.path.slice(1)].join('.')}: ${issue.message}`);

@@ -3,6 +3,7 @@
 // checks, JSON-RPC parse errors, the server card and the rate limit.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_MAX_BATCH } from '../../src/http/routes/mcp.js';
@@ -204,6 +205,26 @@ describe('the HTTP endpoint', () => {
     expect(response.headers.get('allow')).toBe('POST');
   });
 
+  it.each([
+    ['a supported protocol version with that version', '2025-03-26', '2025-03-26'],
+    ['another protocol version with the latest', '1999-01-01', LATEST_PROTOCOL_VERSION],
+  ])('answers an initialize of %s, and names the server and its tools capability', async (_case, asked, answered) => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ ...initialize, params: { ...initialize.params, protocolVersion: asked } }),
+    });
+    expect(await response.json()).toMatchObject({
+      id: 1,
+      result: {
+        protocolVersion: answered,
+        capabilities: { tools: { listChanged: false } },
+        serverInfo: { name: 'studio-inquiry', version: '1.0.0' },
+        instructions: expect.stringContaining('submit_inquiry'),
+      },
+    });
+  });
+
   it('answers an unsupported protocol version with 400', async () => {
     const response = await fetch(`${base}/mcp`, {
       method: 'POST',
@@ -244,6 +265,13 @@ describe('the HTTP endpoint', () => {
       { cursor: 5 },
       /Invalid params: params\.cursor: Invalid input: expected string/,
     ],
+    [
+      'an initialize without a protocol version',
+      'initialize',
+      { capabilities: {}, clientInfo: { name: 'agent', version: '1' } },
+      /Invalid params: params\.protocolVersion: Invalid input: expected string/,
+    ],
+    ['an initialize without params', 'initialize', undefined, /Invalid params: params: Invalid input: expected object/],
   ])('answers %s with Invalid params (-32602) naming the param, not with an internal error', async (_case, method, params, names) => {
     const response = await fetch(`${base}/mcp`, {
       method: 'POST',
