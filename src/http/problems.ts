@@ -109,7 +109,9 @@ export function sendProblemFor(request: FastifyRequest, reply: FastifyReply, val
 export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number): FastifyReply {
   const value = toProblem(error, request, bodyLimit);
   if (value.status >= 500) request.log.error({ err: error }, 'request failed');
-  else request.log.debug({ err: error }, 'request rejected');
+  // The answer, not the error: a validation error carries the body and schema in each of its
+  // entries (ajv's verbose mode), thousands of them for a body of unknown keys.
+  else request.log.debug({ status: value.status, error: value.error, detail: value.detail }, 'request rejected');
   // RFC 6585 §4: a 429 may say when to ask again (the per-IP limiter sets its own header).
   if (error instanceof AgentAuthError && error.retryAfterSeconds !== undefined)
     reply.header('retry-after', String(error.retryAfterSeconds));

@@ -59,4 +59,17 @@ describe('logs', () => {
     expect(text).not.toContain(secret);
     expect(text).not.toContain('ada@example.com');
   });
+
+  it('say at debug level why a request was refused, in a line of its own size whatever the body', async () => {
+    const logLines: string[] = [];
+    testApp = await startTestApp({ env: { LOG_LEVEL: 'debug' }, logLines });
+    // 6,000 unknown keys: 6,000 validation errors, each of which carries the body and the schema.
+    const payload = { ...validInquiry(), ...Object.fromEntries(Array.from({ length: 6_000 }, (_, i) => [`k${i}`, 1])) };
+    const response = await testApp.app.inject({ method: 'POST', url: '/api/contact', payload });
+    expect(response.statusCode).toBe(400);
+    const rejected = logLines.filter((line) => line.includes('request rejected'));
+    expect(rejected).toHaveLength(1);
+    expect(JSON.parse(rejected[0] ?? '{}')).toMatchObject({ status: 400, error: 'invalid_request' });
+    expect(rejected[0]?.length).toBeLessThan(1_000);
+  });
 });
