@@ -13,6 +13,14 @@ export const ID_JAG_ALGORITHMS = ['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'];
 export const CLOCK_TOLERANCE_SECONDS = 30;
 /** Far above any real ID-JAG; refuses absurd input before it is decoded. */
 const MAX_ASSERTION_LENGTH = 16_384;
+/**
+ * The longest text claim kept, in characters: OpenID Connect's limit on sub (Core §2), ample for a
+ * jti, a client_id or an address. Claims are keys of indexes (issuer + jti, issuer + sub), whose
+ * entries PostgreSQL caps at 2,704 bytes: a 4,000-character jti failed the write with a 500.
+ */
+export const MAX_CLAIM_LENGTH = 255;
+/** Scopes are kept as given, space-separated, in one claim. */
+const MAX_SCOPE_LENGTH = 1_024;
 
 export interface VerifiedIdJag {
   issuer: string;
@@ -118,14 +126,18 @@ export function createIdJagVerifier(options: IdJagVerifierOptions): { verify(ass
       }
       // Stored as text, which PostgreSQL cannot hold a NUL in: refused here, not by a failed write.
       for (const claim of ['sub', 'jti', 'client_id', 'email', 'scope'] as const) {
-        if ((payload[claim] as string | undefined)?.includes('\u0000'))
-          throw invalid(`the assertion's ${claim} must not contain the NUL character`);
+        const text = payload[claim] as string | undefined;
+        if (text?.includes('\u0000')) throw invalid(`the assertion's ${claim} must not contain the NUL character`);
+        const limit = claim === 'scope' ? MAX_SCOPE_LENGTH : MAX_CLAIM_LENGTH;
+        if (text !== undefined && text.length > limit) throw invalid(`the assertion's ${claim} must be at most ${limit} characters`);
       }
       const expiresAt = new Date((payload.exp as number) * 1000);
-
       // RFC 7523 §3 item 7: a jti is accepted once. Checked only now, so an invalid token never burns
       // a jti. Kept until exp + tolerance, as long as the token itself could still be accepted.
-      if (!(await useAssertion(issuer, payload.jti, new Date(expiresAt.getTime() + CLOCK_TOLERANCE_SECONDS * 1000)))) {
+      const keptUntil = new Date(expiresAt.getTime() + CLOCK_TOLERANCE_SECONDS * 1000);
+      // jose takes any number as exp; one near or past the last date there is (year 275760) leaves no time to keep the jti until.
+      if (Number.isNaN(keptUntil.getTime())) throw invalid("the assertion's exp claim is invalid");
+      if (!(await useAssertion(issuer, payload.jti, keptUntil))) {
         throw new AssertionError('replay_detected', 'this assertion (its jti) has already been used');
       }
       return {

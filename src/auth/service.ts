@@ -272,7 +272,10 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
 
   /** The client an assertion stands for: one this service issued, or a trusted ID-JAG. */
   async function redeem(assertion: string, type: string): Promise<string> {
-    if (type === TOKEN_TYPE_ID_JAG || peekIssuer(assertion) !== urls.issuer) {
+    // A token that names another issuer is taken for an ID-JAG; one that names none (not a JWT at
+    // all) is checked as this service's own, whose refusal says what it had to be.
+    const issuer = peekIssuer(assertion);
+    if (type === TOKEN_TYPE_ID_JAG || (issuer !== undefined && issuer !== urls.issuer)) {
       let verified: VerifiedIdJag;
       try {
         verified = await idJag.verify(assertion);

@@ -37,7 +37,7 @@ const FASTIFY_ERRORS: Record<string, { error: string; detail?: string }> = {
   },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { error: 'invalid_request', detail: 'Content-Length does not match the body.' },
   FST_ERR_CTP_BODY_TOO_LARGE: { error: 'payload_too_large' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { error: 'invalid_json', detail: 'The request body is empty; send the inquiry as a JSON object.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { error: 'invalid_json', detail: 'The request body is empty; send a JSON object.' },
   // Also raised for prototype-poisoning keys ("__proto__", "constructor.prototype"): the JSON
   // parser refuses them outright.
   FST_ERR_CTP_INVALID_JSON_BODY: { error: 'invalid_json' },
@@ -105,6 +105,9 @@ export function sendProblemFor(request: FastifyRequest, reply: FastifyReply, val
   return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
 }
 
+const notFound = (request: FastifyRequest) =>
+  problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`);
+
 /** Answers an error: logged (as an error only when it is ours, a 5xx), then sent as a problem. */
 export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number): FastifyReply {
   const value = toProblem(error, request, bodyLimit);
@@ -119,9 +122,12 @@ export function sendError(error: FastifyError, request: FastifyRequest, reply: F
 }
 
 export function registerProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
-  app.setNotFoundHandler((request, reply) => {
-    const value = problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`);
-    return sendProblemFor(request, reply, value);
-  });
+  app.setErrorHandler((error: FastifyError, request, reply) =>
+    // No route: the body was read (and refused) before the not-found handler would have run, but
+    // what is wrong is the address, whatever the body.
+    request.is404 && (error.statusCode ?? 500) < 500
+      ? sendProblemFor(request, reply, notFound(request))
+      : sendError(error, request, reply, bodyLimit),
+  );
+  app.setNotFoundHandler((request, reply) => sendProblemFor(request, reply, notFound(request)));
 }

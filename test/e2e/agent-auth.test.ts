@@ -237,6 +237,7 @@ describe('errors', () => {
     [{}, 'invalid_request'],
     [{ grant_type: JWT_BEARER }, 'invalid_request'],
     [{ grant_type: JWT_BEARER, assertion: 'not.a.jwt' }, 'invalid_grant'],
+    [{ grant_type: JWT_BEARER, assertion: '\u0000' }, 'invalid_grant'],
     [{ grant_type: TOKEN_EXCHANGE, subject_token: 'x', subject_token_type: 'urn:x' }, 'invalid_request'],
   ])('token %o → 400 %s, RFC 6749 JSON, no-store', async (params, error) => {
     const response = await form('/oauth/token', params as Record<string, string>);
@@ -244,6 +245,9 @@ describe('errors', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toEqual({ error, error_description: expect.any(String) });
+    // Not a JWT, it names no issuer: it is not taken for an ID-JAG (which are enabled here).
+    if ('assertion' in params)
+      expect(body.error_description).toBe('the assertion is not a valid, unexpired identity assertion of this service');
   });
 
   it('refuses a scope or resource that does not exist', async () => {

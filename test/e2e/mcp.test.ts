@@ -199,10 +199,17 @@ describe('the HTTP endpoint', () => {
     expect(none.status).toBe(200);
   });
 
-  it.each(['GET', 'DELETE'])('answers %s with 405 and Allow: POST', async (method) => {
+  it.each(['GET', 'DELETE'])('answers %s with 405 and Allow: POST, whatever the body', async (method) => {
     const response = await fetch(`${base}/mcp`, { method });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
+    if (method === 'DELETE') {
+      for (const body of ['', '{"jsonrpc":']) {
+        const withBody = await fetch(`${base}/mcp`, { method, headers: { 'content-type': 'application/json' }, body });
+        expect(withBody.status).toBe(405);
+        expect(await withBody.json()).toMatchObject({ error: 'method_not_allowed' });
+      }
+    }
   });
 
   it.each([

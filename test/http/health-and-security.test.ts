@@ -35,6 +35,17 @@ describe('every response', () => {
     expect(response.json()).toMatchObject({ status: 404, error: 'not_found' });
   });
 
+  it('answers an unknown route 404 whatever its body, and says of an empty body only that it is empty', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const contentType of ['application/json', 'application/json; charset=latin1', 'text/plain']) {
+      const response = await testApp.app.inject({ method: 'POST', url: '/nope', headers: { 'content-type': contentType }, payload: '' });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toMatchObject({ status: 404, error: 'not_found', detail: 'There is no POST /nope here.' });
+    }
+    const empty = await testApp.app.inject({ method: 'POST', url: '/agent/register', headers: { 'content-type': 'application/json' } });
+    expect(empty.json()).toMatchObject({ status: 400, error: 'invalid_json', detail: 'The request body is empty; send a JSON object.' });
+  });
+
   it('carries security headers and a request id', async () => {
     testApp = await startTestApp({ startWorker: false });
     const response = await testApp.app.inject({ method: 'GET', url: '/api/health' });

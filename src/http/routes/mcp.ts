@@ -85,18 +85,14 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
     await transport.handleRequest(request.raw, reply.raw, request.body);
   });
 
-  // Stateless: there is no stream to resume (GET) and no session to end (DELETE).
-  for (const method of ['GET', 'DELETE'] as const) {
-    app.route({
-      method,
-      url: '/mcp',
-      handler: async (_request, reply) =>
-        sendProblem(
-          reply.header('allow', 'POST'),
-          problem(405, 'method_not_allowed', 'This MCP server is stateless: send JSON-RPC with POST.'),
-        ),
-    });
-  }
+  // Stateless: there is no stream to resume (GET) and no session to end (DELETE). Answered before
+  // any body is read, so that a body of any kind gets this answer too.
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(
+      reply.header('allow', 'POST'),
+      problem(405, 'method_not_allowed', 'This MCP server is stateless: send JSON-RPC with POST.'),
+    );
+  for (const method of ['GET', 'DELETE'] as const) app.route({ method, url: '/mcp', onRequest: notAllowed, handler: notAllowed });
 
   const card = serverCard(config, profile);
   for (const path of ['/.well-known/mcp/server-card.json', '/mcp/server-card']) {
