@@ -11,7 +11,7 @@ import type { AgentAuth } from './auth/service.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import { registerJsonParser } from './http/json-body.js';
-import { problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
+import { clientErrorResponse, problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
 import { answerPublicPreflight, isPublicDocument, PREFLIGHT_MAX_AGE_SECONDS } from './http/public-documents.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
@@ -106,6 +106,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       sendError(error, request, reply, BODY_LIMIT_BYTES);
       // No hook runs for these, onResponse included: counted here, as requests no route matched.
       counted?.requests.inc({ method: request.method, route: UNMATCHED_ROUTE, status: reply.statusCode });
+    },
+    // Requests Node's parser refuses never reach Fastify's hooks: answered in the same format.
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      const requestId = randomUUID();
+      deps.logger.debug({ requestId, code: error.code }, 'request refused by the HTTP parser');
+      if (socket.writable) socket.write(clientErrorResponse(error.code, headers, requestId));
+      socket.destroy();
     },
     // Load balancers ask for health every few seconds: keep those out of the request log.
     logController: new LogController({ disableRequestLogging: (request: { url?: string }) => request.url === HEALTH_PATH }),

@@ -74,6 +74,30 @@ export function toProblem(error: FastifyError | Error, request: FastifyRequest, 
   return problem(500, 'internal_error', 'Something went wrong on our side. Please try again.', { requestId: request.id });
 }
 
+/**
+ * The raw answer to what Node's HTTP parser refused before any request existed (a malformed request
+ * line or header, headers too large, a request too slow to arrive): problem+json with `headers` (the
+ * security headers), as every other error, instead of Fastify's own JSON; the connection is closed.
+ */
+export function clientErrorResponse(code: string | undefined, headers: Readonly<Record<string, string>>, requestId: string): string {
+  const [status, detail] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request line and headers are too large.']
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request took too long to arrive.']
+        : [400, 'The request is not well-formed HTTP/1.1.'];
+  const body = JSON.stringify(problem(status, 'invalid_request', detail, { requestId }));
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    `content-type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+    `x-request-id: ${requestId}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
 export function sendProblem(reply: FastifyReply, value: Problem): FastifyReply {
   return reply.code(value.status).type(PROBLEM_CONTENT_TYPE).send(value);
 }

@@ -46,6 +46,33 @@ describe('every response', () => {
     expect(empty.json()).toMatchObject({ status: 400, error: 'invalid_json', detail: 'The request body is empty; send a JSON object.' });
   });
 
+  it.each([
+    ['a control character in a header', 'GET / HTTP/1.1\r\nHost: x\r\nContent-Type: \u0001\r\n\r\n', 400],
+    [
+      'both Content-Length and Transfer-Encoding',
+      'POST /api/contact HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n',
+      400,
+    ],
+    ['a URL too large', `GET /?${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
+  ])('answers a request the HTTP parser refuses (%s) with problem+json and the usual headers', async (_case, request, status) => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    const socket: Socket = connect(Number(new URL(testApp.baseUrl).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+    });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(request);
+    await new Promise((resolve) => socket.once('close', resolve));
+    const [head = '', payload = ''] = received.split('\r\n\r\n');
+    expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(head.toLowerCase()).toContain('content-type: application/problem+json; charset=utf-8');
+    expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(head.toLowerCase()).toContain('content-security-policy: ');
+    const requestId = /x-request-id: ([0-9a-f-]{36})/.exec(head.toLowerCase())?.[1];
+    expect(JSON.parse(payload)).toMatchObject({ status, error: 'invalid_request', requestId });
+  });
+
   it('carries security headers and a request id', async () => {
     testApp = await startTestApp({ startWorker: false });
     const response = await testApp.app.inject({ method: 'GET', url: '/api/health' });
