@@ -1,6 +1,7 @@
 // The JSON body parser: Fastify's own (it refuses prototype-poisoning keys), for UTF-8 bodies only.
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { UnsupportedMediaTypeError } from './problems.js';
+import { InvalidBodyError, UnsupportedMediaTypeError } from './problems.js';
 
 /**
  * RFC 8259 §8.1: JSON exchanged between systems is UTF-8, and Fastify decodes every body as UTF-8
@@ -12,7 +13,17 @@ const UTF8_LABELS = new Set(['utf-8', 'utf8']);
 
 export function registerJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser<string>('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser<Buffer>('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // RFC 9110 §8.4: a coding the service does not decode (it decodes none) is a 415, not a body
+    // taken as it stands (gzip as garbled JSON, or a plain body under a coding it does not have).
+    const coding = request.headers['content-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+      done(
+        new UnsupportedMediaTypeError(`Content-Encoding ${coding.slice(0, 40)} is not accepted: send the body uncompressed.`),
+        undefined,
+      );
+      return;
+    }
     const charset = charsetOf(request.headers['content-type'] ?? '');
     if (charset !== undefined && !UTF8_LABELS.has(charset.toLowerCase())) {
       done(
@@ -23,7 +34,12 @@ export function registerJsonParser(app: FastifyInstance): void {
       );
       return;
     }
-    parseJson(request, body, done);
+    // Bytes that are not UTF-8 would be decoded to U+FFFD: what was sent would not be what is kept.
+    if (!isUtf8(body)) {
+      done(new InvalidBodyError('The request body is not valid UTF-8 (RFC 8259 §8.1).'), undefined);
+      return;
+    }
+    parseJson(request, body.toString('utf8'), done);
   });
 }
 

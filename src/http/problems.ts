@@ -29,6 +29,11 @@ export class UnsupportedMediaTypeError extends Error {
   readonly statusCode = 415;
 }
 
+/** A request body that cannot be read as JSON text (its message says why): 400 invalid_json. */
+export class InvalidBodyError extends Error {
+  readonly statusCode = 400;
+}
+
 /** Fastify's own 4xx errors, whose messages are fixed texts safe to show. */
 const FASTIFY_ERRORS: Record<string, { error: string; detail?: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -49,6 +54,7 @@ export function toProblem(error: FastifyError | Error, request: FastifyRequest, 
   if (error instanceof AgentAuthError) return problem(error.status, error.code, error.message);
   if (error instanceof OAuthError) return problem(error.status, error.code, error.description);
   if (error instanceof UnsupportedMediaTypeError) return problem(415, 'unsupported_media_type', error.message);
+  if (error instanceof InvalidBodyError) return problem(400, 'invalid_json', error.message);
   if (error instanceof ValidationError) return problem(400, error.code, error.message, { errors: error.errors });
   if (error instanceof DomainError) {
     return error.status >= 500

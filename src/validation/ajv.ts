@@ -15,14 +15,18 @@ addFormats.default(ajv, ['email', 'uri']);
 
 /**
  * Text that a person or an agent writes: at least one character that is not whitespace ("   "
- * counts as empty), and no NUL character (U+0000), which nobody means and PostgreSQL cannot store
- * in text (it would fail the write: a 500 for bad input). Leading whitespace, then a character that
- * is neither, then anything but NUL: each character can match one way only, so a long value costs
- * linear time (`^[^\0]*[^\s\0][^\0]*$` took 0.2 s on 10,000 characters and a NUL).
+ * counts as empty), no NUL character (U+0000), which nobody means and PostgreSQL cannot store in
+ * text (it would fail the write: a 500 for bad input), and no lone surrogate (a "\ud800" escape
+ * in JSON), which is no character at all: UTF-8 cannot hold it, and the two databases kept it
+ * differently (three bytes SQLite's readers show as three U+FFFD, one U+FFFD on PostgreSQL). Leading
+ * whitespace, then a character that is neither, then anything allowed: each character can match one
+ * way only, so a long value costs linear time (`^[^\0]*[^\s\0][^\0]*$` took 0.2 s on 10,000
+ * characters and a NUL). Patterns are compiled with the u flag, so a pair of surrogates is one
+ * character and matches, and a range of surrogates matches only a lone one.
  */
-export const WRITTEN_TEXT = '^\\s*[^\\s\\u0000][^\\u0000]*$';
-/** Text that may be blank, or empty, but has no NUL character. */
-export const OPTIONAL_TEXT = '^[^\\u0000]*$';
+export const WRITTEN_TEXT = '^\\s*[^\\s\\u0000\\uD800-\\uDFFF][^\\u0000\\uD800-\\uDFFF]*$';
+/** Text that may be blank, or empty, but has no NUL character and no lone surrogate. */
+export const OPTIONAL_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
 
 export interface FieldError {
   /** RFC 6901 JSON Pointer into the request body ("" is the body itself). */
@@ -30,11 +34,14 @@ export interface FieldError {
   readonly detail: string;
 }
 
+/** A surrogate code unit not paired with another: with the u flag, a pair is one code point, not Cs. */
+const hasLoneSurrogate = (value: string): boolean => /\p{Surrogate}/u.test(value);
+
 function patternDetail(pattern: string, value: unknown): string {
   if (pattern !== WRITTEN_TEXT && pattern !== OPTIONAL_TEXT) return `has the wrong format (expected ${pattern})`;
-  return typeof value === 'string' && value.includes('\u0000')
-    ? 'must not contain the NUL character (U+0000)'
-    : 'must contain more than whitespace';
+  if (typeof value === 'string' && value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (typeof value === 'string' && hasLoneSurrogate(value)) return 'must be Unicode text: it has a lone surrogate (\\uD800-\\uDFFF)';
+  return 'must contain more than whitespace';
 }
 
 const escapePointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');

@@ -245,6 +245,7 @@ describe('the HTTP endpoint', () => {
     ['malformed JSON', '{"jsonrpc": "2.0",'],
     ['an empty body', ''],
     ['a prototype-poisoning key', '{"jsonrpc":"2.0","id":1,"method":"tools/list","__proto__":{"polluted":true}}'],
+    ['bytes that are not UTF-8', Buffer.from([...Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"'), 0xff, 0x22, 0x7d])],
   ])('answers %s with a JSON-RPC Parse error, with the security headers and the request id', async (_case, body) => {
     const response = await fetch(`${base}/mcp`, {
       method: 'POST',

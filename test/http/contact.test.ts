@@ -105,6 +105,45 @@ describe('POST /api/contact rejects bad input with problem details', () => {
     }
   });
 
+  it('refuses a lone surrogate in every text field, and keeps a paired one (any character) as sent', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const field of ['firstName', 'lastName', 'company', 'message']) {
+      for (const value of ['\ud800', 'Ada \udfff', '\udc00\ud800']) {
+        const response = await post(validInquiry({ [field]: value }));
+        expect(response.statusCode).toBe(400);
+        expect(response.json().errors).toEqual([
+          { pointer: `/${field}`, detail: 'must be Unicode text: it has a lone surrogate (\\uD800-\\uDFFF)' },
+        ]);
+      }
+    }
+    const response = await post(validInquiry({ firstName: '\ud834\udd1e Clef', message: 'Astral \u{1F600} text' }));
+    expect(response.statusCode).toBe(200);
+    expect(await testApp.services.store.inquiries.findByReference(referenceOf(response.body))).toMatchObject({
+      firstName: '\u{1D11E} Clef',
+      message: 'Astral \u{1F600} text',
+    });
+  });
+
+  it('refuses a body that is not UTF-8, and one under a Content-Encoding, rather than keeping something other than what was sent', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const json = JSON.stringify(validInquiry({ firstName: 'Zo' }));
+    const at = json.indexOf('Zo') + 2;
+    for (const bytes of [[0xff], [0xc3], [0xed, 0xa0, 0x80]]) {
+      const response = await post(Buffer.concat([Buffer.from(json.slice(0, at)), Buffer.from(bytes), Buffer.from(json.slice(at))]));
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ error: 'invalid_json', detail: 'The request body is not valid UTF-8 (RFC 8259 §8.1).' });
+    }
+    for (const coding of ['gzip', 'br', 'deflate']) {
+      const response = await post(Buffer.from(json), { 'content-type': 'application/json', 'content-encoding': coding });
+      expect(response.statusCode).toBe(415);
+      expect(response.json()).toMatchObject({
+        error: 'unsupported_media_type',
+        detail: expect.stringContaining(`Content-Encoding ${coding}`),
+      });
+    }
+    expect((await post(Buffer.from(json), { 'content-type': 'application/json', 'content-encoding': 'identity' })).statusCode).toBe(200);
+  });
+
   it('enforces the documented maximum lengths', async () => {
     testApp = await startTestApp({ startWorker: false });
     const cases: [string, string][] = [

@@ -12,7 +12,7 @@ import { createWindowLimiter } from '../../mcp/rate-limit.js';
 import { buildMcpServer, MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../mcp/server.js';
 import { TOOLS } from '../../mcp/tools.js';
 import type { StudioProfile } from '../../studio/profile.js';
-import { problem, sendProblem } from '../problems.js';
+import { InvalidBodyError, problem, sendProblem } from '../problems.js';
 import { bearerClient } from './contact.js';
 
 /** An inquiry at its longest is ~11 KB; JSON-RPC framing and a batch of calls fit well within this. */
@@ -109,7 +109,8 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
  * is thrown on to the app's handler, as problem+json like every other endpoint's HTTP-level refusals.
  */
 function jsonRpcParseError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const message = error.code === undefined ? undefined : PARSE_ERRORS[error.code];
+  const message =
+    error instanceof InvalidBodyError ? `Parse error: ${error.message}` : error.code === undefined ? undefined : PARSE_ERRORS[error.code];
   if (message === undefined) throw error;
   request.log.debug({ err: error }, 'request rejected');
   return reply
