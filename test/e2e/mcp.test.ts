@@ -265,6 +265,26 @@ describe('the HTTP endpoint', () => {
   });
 
   it.each([
+    ['a null id', { jsonrpc: '2.0', id: null, method: 'tools/list' }, 'the body'],
+    ['a fractional id', { jsonrpc: '2.0', id: 1.5, method: 'tools/list' }, 'the body'],
+    ['no jsonrpc member', { id: 1, method: 'tools/list' }, 'the body'],
+    ['a number', 5, 'the body'],
+    ['a batch holding a string', [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'tools/list'], 'message 2 of the batch'],
+  ])('answers JSON that is not a JSON-RPC message (%s) with 400 Invalid Request, running none of it', async (_case, body, which) => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringMatching(new RegExp(`^Invalid Request: ${which} is not a JSON-RPC 2\\.0 message`)) },
+    });
+  });
+
+  it.each([
     ['a tools/call without a tool name', 'tools/call', { arguments: {} }, /params\b.*\bname/s],
     ['a tools/call whose name is not a string', 'tools/call', { name: 5 }, /params\b.*\bname/s],
     [

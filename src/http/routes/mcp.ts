@@ -2,6 +2,7 @@
 // nothing kept between requests, so any number of instances can serve it); GET and DELETE answer
 // 405. Also the server card, at /.well-known/mcp/server-card.json and /mcp/server-card.
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { AgentAuth } from '../../auth/service.js';
@@ -61,10 +62,16 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
           ? 'Invalid Request: the batch is empty; send at least one JSON-RPC message.'
           : `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (this one holds ${request.body.length}); send the rest in further requests.`;
       // JSON-RPC 2.0 §6: a batch that cannot be taken is answered with one error, id null.
-      return reply
-        .code(400)
-        .type('application/json')
-        .send({ jsonrpc: '2.0', id: null, error: { code: JSON_RPC_INVALID_REQUEST, message } });
+      return invalidRequest(reply, message);
+    }
+    // JSON-RPC 2.0 §5.1: valid JSON that is not a message is an Invalid Request (the transport would
+    // call it a Parse error, which says the JSON itself could not be read).
+    const messages: unknown[] = Array.isArray(request.body) ? request.body : [request.body];
+    const notMessage = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
+    if (notMessage !== -1) {
+      const which = Array.isArray(request.body) ? `message ${notMessage + 1} of the batch` : 'the body';
+      const message = `Invalid Request: ${which} is not a JSON-RPC 2.0 message (jsonrpc "2.0"; a request has a method and an id that is a string or an integer, a notification a method and no id).`;
+      return invalidRequest(reply, message);
     }
     const clientId = await bearerClient(request.headers.authorization, reply, {
       auth,
@@ -108,6 +115,13 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
  * security headers and X-Request-Id are already set (onRequest). Any other error (413, 415, 500)
  * is thrown on to the app's handler, as problem+json like every other endpoint's HTTP-level refusals.
  */
+/** A JSON-RPC Invalid Request, id null: none of the request runs. */
+const invalidRequest = (reply: FastifyReply, message: string) =>
+  reply
+    .code(400)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', id: null, error: { code: JSON_RPC_INVALID_REQUEST, message } });
+
 function jsonRpcParseError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const message =
     error instanceof InvalidBodyError ? `Parse error: ${error.message}` : error.code === undefined ? undefined : PARSE_ERRORS[error.code];
