@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { SigningKeys } from './auth/keys.js';
+import { authFeatures } from './auth/metadata.js';
 import type { AgentAuth } from './auth/service.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
@@ -168,13 +169,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(metricsRoute, { metrics: counted, token: config.metricsToken });
   }
   await app.register(healthRoute, { store: deps.store });
-  await app.register(discoveryRoutes, {
-    publicUrl: config.publicUrl,
-    profile: deps.profile,
-    keys: deps.keys,
-    emailEnabled: config.smtp !== null,
-  });
-  await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile, emailEnabled: config.smtp !== null });
+  const features = authFeatures(config);
+  await app.register(discoveryRoutes, { publicUrl: config.publicUrl, profile: deps.profile, keys: deps.keys, features });
+  await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile, features });
   await app.register(websiteRoutes, { config, profile: deps.profile });
   await app.register(openApiRoutes, { config, profile: deps.profile });
   await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth, redis: deps.redis ?? null });

@@ -13,7 +13,14 @@ import {
   describeLimit,
   describeSendLimits,
 } from './limits.js';
-import { GRANT_TYPE_JWT_BEARER, GRANT_TYPE_TOKEN_EXCHANGE, INQUIRY_WRITE_SCOPE, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_JWT } from './metadata.js';
+import {
+  type AuthFeatures,
+  GRANT_TYPE_JWT_BEARER,
+  GRANT_TYPE_TOKEN_EXCHANGE,
+  INQUIRY_WRITE_SCOPE,
+  TOKEN_TYPE_ID_JAG,
+  TOKEN_TYPE_JWT,
+} from './metadata.js';
 import { ACCESS_TOKEN_TTL_SECONDS, IDENTITY_ASSERTION_TTL_SECONDS } from './service.js';
 import type { AuthUrls } from './urls.js';
 
@@ -30,12 +37,18 @@ const CODES_PER_CLAIM_TEXT = describeSendLimits(CODES_PER_CLAIM);
 
 const FENCE = '```';
 const NO_EMAIL_NOTE =
-  '> **This deployment sends no email.** Registration with `verified_email` and claims (sections 3b and 4) need a mailed code, so they are not available here (the metadata does not offer them): register anonymously or with an ID-JAG.';
+  '> **This deployment sends no email.** Registration with `verified_email` and claims (sections 3b and 4) need a mailed code, so they are not available here: the metadata does not offer `verified_email`, and registrations get no `claim_token`.';
+const NO_ID_JAG_NOTE =
+  '> **This deployment trusts no identity provider.** Registration and tokens with an ID-JAG (section 3c) are not available here (the metadata does not offer them): every ID-JAG is answered `issuer_not_enabled`.';
 const EXAMPLE_INQUIRY =
   '{"firstName":"Ada","lastName":"Lovelace","email":"ada@example.com","company":"Analytical Engines Ltd","message":"A new website, please."}';
 
 /** The Markdown served at /auth.md. */
-export function authMarkdown(urls: AuthUrls, profile: StudioProfile, { emailEnabled = true }: { emailEnabled?: boolean } = {}): string {
+export function authMarkdown(
+  urls: AuthUrls,
+  profile: StudioProfile,
+  { emailEnabled, idJagEnabled }: AuthFeatures = { emailEnabled: true, idJagEnabled: true },
+): string {
   const contact = `${urls.issuer}/api/contact`;
   const openIdConfiguration = `${urls.issuer}/.well-known/openid-configuration`;
   return [
@@ -45,6 +58,7 @@ export function authMarkdown(urls: AuthUrls, profile: StudioProfile, { emailEnab
     discovery(urls, openIdConfiguration),
     registration(urls),
     ...(emailEnabled ? [] : [NO_EMAIL_NOTE]),
+    ...(idJagEnabled ? [] : [NO_ID_JAG_NOTE]),
     claim(urls),
     token(urls),
     bearerUse(urls, contact),
@@ -292,7 +306,7 @@ const limits = () => `## 8. Limits
 
 | what | limit |
 |---|---|
-| request body, \`/agent/*\` and \`/oauth/*\` | ${AGENT_BODY_LIMIT_KIB} KiB (413 above) |
+| request body, \`/agent/*\` and \`/oauth/*\` | ${AGENT_BODY_LIMIT_KIB} KiB (413 \`payload_too_large\` above) |
 | request body, \`/api/contact\` | ${CONTACT_BODY_LIMIT_KIB} KiB (413 \`payload_too_large\` above) |
 | register, claim, token, revoke | per client IP: register ${describeLimit(AUTH_RATE_LIMITS.register)}, claim ${describeLimit(AUTH_RATE_LIMITS.claim)}, token ${describeLimit(AUTH_RATE_LIMITS.token)}, revoke ${describeLimit(AUTH_RATE_LIMITS.revoke)}; beyond that \`429\` with \`Retry-After\` (seconds) |
 | inquiries | \`RATE_LIMIT_INQUIRIES\` per client IP, default ${DEFAULT_INQUIRY_RATE}; only well-formed inquiries count; \`429\` with \`Retry-After\` and \`RateLimit-*\` headers |
@@ -311,7 +325,7 @@ const errorTable = () => `## 9. Error codes
 | \`invalid_request\` | 400 | /api/contact, /agent/register, /agent/claim, /oauth/token, /oauth/revoke | a field or parameter is missing, repeated or malformed (see \`errors\` on problem+json) |
 | \`invalid_json\` | 400 | /api/contact | the body is not valid JSON |
 | \`invalid_idempotency_key\` | 400 | /api/contact | the \`Idempotency-Key\` header is malformed |
-| \`payload_too_large\` | 413 | /api/contact | the body is above the limit (section 8) |
+| \`payload_too_large\` | 413 | /api/contact, /agent/*, /oauth/* | the body is above the limit (section 8) |
 | \`unsupported_media_type\` | 415 | /api/contact, /agent/*, /mcp | the body is not \`application/json\` in UTF-8 |
 | \`idempotency_key_reused\` | 422 | /api/contact | the key was used with another body |
 | \`inquiry_not_stored\` | 500 | /api/contact | nothing was stored; retry with the same key |

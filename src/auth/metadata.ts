@@ -1,6 +1,7 @@
 // The discovery documents (interface document §2.5, design/agent-auth.md §7): OAuth protected
 // resource metadata (RFC 9728), authorization server metadata (RFC 8414) with the `agent_auth` block
 // of the auth.md proposal, and the same document as OpenID discovery. All built from AuthUrls.
+import type { Config } from '../config.js';
 import type { StudioProfile } from '../studio/profile.js';
 import type { AuthUrls } from './urls.js';
 
@@ -26,13 +27,30 @@ export function protectedResourceMetadata(urls: AuthUrls, profile: StudioProfile
   };
 }
 
+/** What this deployment can do beyond anonymous registration, from its configuration. */
+export interface AuthFeatures {
+  /** SMTP is configured: verified_email registration and claims (a code is mailed). */
+  readonly emailEnabled: boolean;
+  /** TRUSTED_ISSUERS names at least one issuer: ID-JAGs can be redeemed. */
+  readonly idJagEnabled: boolean;
+}
+
+export const authFeatures = (config: Pick<Config, 'smtp' | 'trustedIssuers'>): AuthFeatures => ({
+  emailEnabled: config.smtp !== null,
+  idJagEnabled: Object.keys(config.trustedIssuers).length > 0,
+});
+
 /**
  * RFC 8414 §2. Only what exists is advertised (there is no authorization endpoint: agents use the
  * assertion grants), and no array is empty (RFC 8414 §3.2). Unknown members such as `agent_auth`
- * are ignored by clients that do not know them (§2).
+ * are ignored by clients that do not know them (§2). ID-JAG is offered only where an issuer is
+ * trusted, verified_email only where mail can be sent, and identity_assertion only where one of
+ * the two is. `claim_uri` stays: scanners count a method complete with it, and a deployment without
+ * mail simply issues no claim tokens.
  */
-export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled }: { emailEnabled: boolean }) {
+export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled, idJagEnabled }: AuthFeatures) {
   const credentialTypes = [TOKEN_TYPE_JWT];
+  const assertionTypes = [...(idJagEnabled ? [TOKEN_TYPE_ID_JAG] : []), ...(emailEnabled ? ['verified_email'] : [])];
   return {
     issuer: urls.issuer,
     token_endpoint: urls.tokenEndpoint,
@@ -42,7 +60,7 @@ export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled }: { 
     token_endpoint_auth_methods_supported: ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: [...SCOPES_SUPPORTED],
-    authorization_grant_profiles_supported: [GRANT_PROFILE_ID_JAG],
+    ...(idJagEnabled && { authorization_grant_profiles_supported: [GRANT_PROFILE_ID_JAG] }),
     service_documentation: urls.authMd,
     agent_auth: {
       skill: urls.authMd,
@@ -51,13 +69,11 @@ export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled }: { 
       claim_uri: urls.claimUri,
       claim_endpoint: urls.claimUri,
       revocation_uri: urls.revocationEndpoint,
-      identity_types_supported: ['anonymous', 'identity_assertion'],
+      identity_types_supported: assertionTypes.length > 0 ? ['anonymous', 'identity_assertion'] : ['anonymous'],
       anonymous: { credential_types_supported: credentialTypes },
-      identity_assertion: {
-        // verified_email needs a mailed code: offered only where SMTP is configured.
-        assertion_types_supported: emailEnabled ? [TOKEN_TYPE_ID_JAG, 'verified_email'] : [TOKEN_TYPE_ID_JAG],
-        credential_types_supported: credentialTypes,
-      },
+      ...(assertionTypes.length > 0 && {
+        identity_assertion: { assertion_types_supported: assertionTypes, credential_types_supported: credentialTypes },
+      }),
     },
   };
 }

@@ -1,7 +1,7 @@
 // The discovery side of the OpenAPI document: RFC 9728 protected resource metadata (for B/ and
 // B/mcp), RFC 8414 authorization server metadata with the auth.md `agent_auth` block (also served
 // as OpenID discovery) and the JWKS. Examples are the documents this configuration really serves.
-import { authorizationServerMetadata, protectedResourceMetadata } from '../auth/metadata.js';
+import { authFeatures, authorizationServerMetadata, protectedResourceMetadata } from '../auth/metadata.js';
 import { type Area, type AreaContext, example, JSON_TYPE, type Json, PUBLIC_HEADERS, ref } from './common.js';
 
 const uri = { type: 'string', format: 'uri' } as const;
@@ -126,7 +126,7 @@ function discoveryGet(operationId: string, summary: string, description: string,
 }
 
 export function discoveryArea({ config, profile, urls }: AreaContext): Area {
-  const asMetadata = authorizationServerMetadata(urls, { emailEnabled: config.smtp !== null });
+  const asMetadata = authorizationServerMetadata(urls, authFeatures(config));
   return {
     paths: {
       '/.well-known/oauth-protected-resource': discoveryGet(

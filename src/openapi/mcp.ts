@@ -1,7 +1,7 @@
 // The MCP side of the OpenAPI document: POST /mcp (streamable HTTP, stateless, JSON responses) with
 // its JSON-RPC envelope and the tools' argument schemas taken from src/mcp/tools.ts, GET and DELETE
 // /mcp (405), and the server card at both of its addresses.
-import { MCP_BODY_LIMIT_BYTES, NOT_JSON_MESSAGE, serverCard } from '../http/routes/mcp.js';
+import { MCP_BODY_LIMIT_BYTES, MCP_MAX_BATCH, NOT_JSON_MESSAGE, notJsonRpcMessage, serverCard } from '../http/routes/mcp.js';
 import { TOOLS } from '../mcp/tools.js';
 import {
   type Area,
@@ -178,14 +178,15 @@ export function mcpArea({ config, profile }: AreaContext): Area {
       202: { description: 'Only notifications or responses were sent: accepted, no body.' },
       400: {
         description:
-          'A JSON-RPC error with id null: a body that is not JSON (malformed, empty, or with a `__proto__` key) or not a ' +
-          'JSON-RPC message is a Parse error (-32700); an unsupported MCP-Protocol-Version is -32000.',
+          'A JSON-RPC error with id null, and none of the request runs: a body that is not JSON (malformed, empty, not UTF-8, ' +
+          'or with a `__proto__` key) is a Parse error (-32700); JSON that is not a JSON-RPC message, or a batch that is empty ' +
+          `or holds more than ${MCP_MAX_BATCH} messages, is an Invalid Request (-32600); an unsupported MCP-Protocol-Version is -32000.`,
         content: {
           [JSON_TYPE]: {
             schema: ref('JsonRpcError'),
             examples: {
               notJson: example('Not JSON', jsonRpcError(NOT_JSON_MESSAGE, -32700)),
-              invalid: example('Not JSON-RPC', jsonRpcError('Parse error: Invalid JSON-RPC message', -32700)),
+              invalid: example('Not JSON-RPC', jsonRpcError(notJsonRpcMessage('the body'), -32600)),
             },
           },
         },

@@ -38,10 +38,43 @@ describe('authorization server metadata', () => {
       register_uri: `${base}/agent/register`,
       claim_uri: `${base}/agent/claim`,
       revocation_uri: `${base}/oauth/revoke`,
-      identity_types_supported: ['anonymous', 'identity_assertion'],
-      // No SMTP here: verified_email (a mailed code) is not offered.
-      identity_assertion: { assertion_types_supported: ['urn:ietf:params:oauth:token-type:id-jag'] },
+      // No SMTP and no trusted issuer here: neither verified_email (a mailed code) nor ID-JAG is offered.
+      identity_types_supported: ['anonymous'],
     });
+    expect(as.agent_auth).not.toHaveProperty('identity_assertion');
+    expect(as).not.toHaveProperty('authorization_grant_profiles_supported');
+  });
+
+  it.each([
+    [
+      'a trusted issuer',
+      { TRUSTED_ISSUERS: '{"https://idp.example":"https://idp.example/jwks.json"}' },
+      ['urn:ietf:params:oauth:token-type:id-jag'],
+    ],
+    ['mail', { SMTP_URL: 'smtp://127.0.0.1:2525', INQUIRY_TO: 'studio@example.com' }, ['verified_email']],
+    [
+      'both',
+      {
+        TRUSTED_ISSUERS: '{"https://idp.example":"https://idp.example/jwks.json"}',
+        SMTP_URL: 'smtp://127.0.0.1:2525',
+        INQUIRY_TO: 'studio@example.com',
+      },
+      ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'],
+    ],
+  ])('offers identity assertions with %s, and only the types that work', async (_case, env, types) => {
+    const other = await startTestApp({ env: { PUBLIC_URL: 'https://studio.example', ...env }, startWorker: false });
+    try {
+      const as = (await other.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json();
+      expect(as.agent_auth).toMatchObject({
+        identity_types_supported: ['anonymous', 'identity_assertion'],
+        identity_assertion: { assertion_types_supported: types },
+      });
+      expect(as.authorization_grant_profiles_supported).toEqual(
+        types.includes('verified_email') && types.length === 1 ? undefined : ['urn:ietf:params:oauth:grant-profile:id-jag'],
+      );
+    } finally {
+      await other.close();
+    }
   });
 
   it('passes OpenID discovery with the same document', async () => {

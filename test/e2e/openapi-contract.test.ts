@@ -371,7 +371,7 @@ describe('MCP', () => {
     expect(await rpc(call)).toMatchObject({ status: 200, json: { result: { structuredContent: { reference: expect.any(String) } } } });
     expect(await rpc([{ jsonrpc: '2.0', id: 3, method: 'tools/list' }])).toMatchObject({ status: 200 });
     expect((await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
-    expect(await rpc({ hello: 'world' })).toMatchObject({ status: 400, json: { jsonrpc: '2.0', error: { code: -32700 } } });
+    expect(await rpc({ hello: 'world' })).toMatchObject({ status: 400, json: { jsonrpc: '2.0', error: { code: -32600 } } });
     const badVersion = await rpc(
       { jsonrpc: '2.0', id: 4, method: 'tools/list' },
       { accept: MCP_ACCEPT, 'mcp-protocol-version': '1999-01-01' },

@@ -18,7 +18,11 @@ let response: LightMyRequestResponse;
 let text: string;
 beforeAll(async () => {
   app = Fastify();
-  await app.register(authMdRoute, { publicUrl: PUBLIC_URL, profile: exampleStudioProfile });
+  await app.register(authMdRoute, {
+    publicUrl: PUBLIC_URL,
+    profile: exampleStudioProfile,
+    features: { emailEnabled: true, idJagEnabled: true },
+  });
   await app.ready();
   response = await app.inject({ method: 'GET', url: '/auth.md' });
   text = response.body;
@@ -182,17 +186,26 @@ describe('the real app', () => {
     try {
       const real = await testApp.app.inject({ method: 'GET', url: '/auth.md' });
       expect(real.statusCode).toBe(200);
-      expect(real.body).toBe(authMarkdown(urls, testApp.profile, { emailEnabled: false })); // no SMTP in this app
+      // No SMTP and no trusted issuers in this app.
+      expect(real.body).toBe(authMarkdown(urls, testApp.profile, { emailEnabled: false, idJagEnabled: false }));
     } finally {
       await testApp.close();
     }
   });
 });
 
-describe('without email', () => {
-  it('says that verified_email and claims are not available', () => {
-    const text = authMarkdown(urls, exampleStudioProfile, { emailEnabled: false });
+describe('without email or trusted issuers', () => {
+  it('says that verified_email and claims are not available without email', () => {
+    const text = authMarkdown(urls, exampleStudioProfile, { emailEnabled: false, idJagEnabled: true });
     expect(text).toContain('This deployment sends no email');
+    expect(text).not.toContain('This deployment trusts no identity provider');
     expect(authMarkdown(urls, exampleStudioProfile)).not.toContain('This deployment sends no email');
+  });
+
+  it('says that ID-JAGs are not available without trusted issuers', () => {
+    const text = authMarkdown(urls, exampleStudioProfile, { emailEnabled: true, idJagEnabled: false });
+    expect(text).toContain('This deployment trusts no identity provider');
+    expect(text).not.toContain('This deployment sends no email');
+    expect(authMarkdown(urls, exampleStudioProfile)).not.toContain('This deployment trusts no identity provider');
   });
 });

@@ -2,6 +2,7 @@
 // cacheable and open to every origin, like the discovery documents it explains.
 import type { FastifyInstance } from 'fastify';
 import { authMarkdown } from '../../auth/auth-md.js';
+import type { AuthFeatures } from '../../auth/metadata.js';
 import { authUrls } from '../../auth/urls.js';
 import type { StudioProfile } from '../../studio/profile.js';
 
@@ -13,13 +14,13 @@ export const AUTH_MD_PATH = '/auth.md';
 export interface AuthMdRouteOptions {
   readonly publicUrl: string;
   readonly profile: StudioProfile;
-  /** Whether codes can be mailed (SMTP configured): without, verified_email and claims are off. */
-  readonly emailEnabled?: boolean;
+  /** What this deployment offers: without mail, verified_email and claims are off; without trusted issuers, ID-JAG. */
+  readonly features: AuthFeatures;
 }
 
-export async function authMdRoute(app: FastifyInstance, { publicUrl, profile, emailEnabled = true }: AuthMdRouteOptions) {
+export async function authMdRoute(app: FastifyInstance, { publicUrl, profile, features }: AuthMdRouteOptions) {
   // Built once: the text depends only on configuration read at start-up.
-  const text = authMarkdown(authUrls(publicUrl), profile, { emailEnabled });
+  const text = authMarkdown(authUrls(publicUrl), profile, features);
   app.get(AUTH_MD_PATH, async (_request, reply) =>
     reply
       .header('access-control-allow-origin', '*')

@@ -2,7 +2,7 @@
 // agents and scanners read them cross-origin).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { SigningKeys } from '../../auth/keys.js';
-import { authorizationServerMetadata, protectedResourceMetadata } from '../../auth/metadata.js';
+import { type AuthFeatures, authorizationServerMetadata, protectedResourceMetadata } from '../../auth/metadata.js';
 import { authUrls } from '../../auth/urls.js';
 import type { StudioProfile } from '../../studio/profile.js';
 
@@ -13,12 +13,12 @@ export interface DiscoveryRouteOptions {
   readonly publicUrl: string;
   readonly profile: StudioProfile;
   readonly keys: SigningKeys;
-  readonly emailEnabled: boolean;
+  readonly features: AuthFeatures;
 }
 
-export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile, keys, emailEnabled }: DiscoveryRouteOptions) {
+export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile, keys, features }: DiscoveryRouteOptions) {
   const urls = authUrls(publicUrl);
-  const asMetadata = authorizationServerMetadata(urls, { emailEnabled });
+  const asMetadata = authorizationServerMetadata(urls, features);
   const documents: Record<string, () => unknown> = {
     '/.well-known/oauth-protected-resource': () => protectedResourceMetadata(urls, profile, 'api'),
     '/.well-known/oauth-protected-resource/mcp': () => protectedResourceMetadata(urls, profile, 'mcp'),

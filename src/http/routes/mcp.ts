@@ -30,6 +30,9 @@ const JSON_RPC_INVALID_REQUEST = -32600;
 export const MCP_MAX_BATCH = 10;
 export const NOT_JSON_MESSAGE =
   'Parse error: the request body is not valid JSON (keys named __proto__ or constructor.prototype are refused too); send a JSON-RPC message.';
+/** The Invalid Request message for JSON that is not a JSON-RPC message (`which`: the body, or which of a batch). */
+export const notJsonRpcMessage = (which: string) =>
+  `Invalid Request: ${which} is not a JSON-RPC 2.0 message (jsonrpc "2.0"; a request has a method and an id that is a string or an integer, a notification a method and no id).`;
 /** Fastify's JSON parser refusals, as JSON-RPC Parse error messages (fixed texts). */
 const PARSE_ERRORS: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'Parse error: the request body is empty; send a JSON-RPC message.',
@@ -69,9 +72,7 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
     const messages: unknown[] = Array.isArray(request.body) ? request.body : [request.body];
     const notMessage = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
     if (notMessage !== -1) {
-      const which = Array.isArray(request.body) ? `message ${notMessage + 1} of the batch` : 'the body';
-      const message = `Invalid Request: ${which} is not a JSON-RPC 2.0 message (jsonrpc "2.0"; a request has a method and an id that is a string or an integer, a notification a method and no id).`;
-      return invalidRequest(reply, message);
+      return invalidRequest(reply, notJsonRpcMessage(Array.isArray(request.body) ? `message ${notMessage + 1} of the batch` : 'the body'));
     }
     const clientId = await bearerClient(request.headers.authorization, reply, {
       auth,
