@@ -232,6 +232,12 @@ describe('errors', () => {
     expect(await response.json()).toMatchObject({ error });
   });
 
+  it.each(['/agent/register', '/agent/claim'])('refuses a form-encoded body at %s with 415: it takes JSON', async (path) => {
+    const response = await form(path, { type: 'anonymous', client_name: 'Form agent' });
+    expect(response.status).toBe(415);
+    expect(await response.json()).toMatchObject({ status: 415, error: 'unsupported_media_type' });
+  });
+
   it.each([
     [{ grant_type: 'password', username: 'a' }, 'unsupported_grant_type'],
     [{}, 'invalid_request'],

@@ -1,9 +1,10 @@
 // The agent-auth doors: POST /agent/register, /agent/claim, /oauth/token and /oauth/revoke. Bodies are
-// small (16 KiB), rate-limited per client address; /oauth/* speaks form-encoding (RFC 6749 §4.5)
-// and JSON alike.
+// small (16 KiB), rate-limited per client address; /agent/* takes JSON, /oauth/* form-encoding
+// (RFC 6749 §4.5) and JSON alike.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { OAuthError } from '../../auth/errors.js';
 import { AUTH_BODY_LIMIT_BYTES, AUTH_RATE_LIMITS, type AuthRateLimits, type RateLimit } from '../../auth/limits.js';
+import { UnsupportedMediaTypeError } from '../problems.js';
 
 export type { AuthRateLimits } from '../../auth/limits.js';
 
@@ -20,7 +21,12 @@ export async function agentAuthRoutes(
   { auth, limits = AUTH_RATE_LIMITS }: { auth: AgentAuth; limits?: AuthRateLimits },
 ) {
   // RFC 6749 §3.2: token requests are form-encoded; a parameter sent twice is an invalid request.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+  // /agent/* takes JSON only (interface document §4.4), as its OpenAPI description says.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    if (!request.url.startsWith('/oauth/')) {
+      done(new UnsupportedMediaTypeError('Send the request body as JSON with Content-Type: application/json.'), undefined);
+      return;
+    }
     const params = new URLSearchParams(body as string);
     const names = [...params.keys()];
     if (new Set(names).size !== names.length) {
