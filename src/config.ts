@@ -162,6 +162,14 @@ function parsePublicUrl(value: string): string {
     throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment (expected scheme://host[:port][/path])');
   }
   refuseCredentials('PUBLIC_URL', url);
+  // A path is where a proxy serves the service (README, "Several instances"); it becomes part of
+  // routes and links, so it is kept to plain segments.
+  if (!/^(\/[A-Za-z0-9._~-]+)*\/?$/.test(url.pathname)) {
+    throw new ConfigError(
+      'PUBLIC_URL',
+      'its path may hold only letters, digits and . _ ~ - between slashes (expected scheme://host[:port][/path])',
+    );
+  }
   return url.href.replace(/\/+$/, '');
 }
 

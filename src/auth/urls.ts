@@ -37,3 +37,12 @@ export function authUrls(publicUrl: string): AuthUrls {
     authorizationServerMetadata: `${base}/.well-known/oauth-authorization-server`,
   });
 }
+
+/**
+ * The path of PUBLIC_URL without a trailing slash: '' for a service at the root of its host,
+ * '/inquiry' for one a proxy serves under https://host/inquiry/ (stripping that prefix before it
+ * reaches the service). Links in pages start with it, so they resolve wherever the page is served.
+ */
+export function basePath(publicUrl: string): string {
+  return new URL(publicUrl).pathname.replace(/\/+$/, '');
+}

@@ -2,18 +2,20 @@
 // style (the CSP forbids both): the look is /assets/site.css, the form's behaviour /assets/site.js.
 // Without JavaScript the page still reads well and names the studio's email address; the form is
 // rendered hidden (site.js shows it), as without the script it could only post to a dead end.
+import { basePath } from '../auth/urls.js';
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
 import { escapeHtml as e, mailtoUrl, oneLine, safeHttpUrl } from './html.js';
 
 export interface PageAssets {
-  /** Versioned URLs (…?v=<content hash>) of the stylesheet, the script and the icon. */
+  /** Versioned paths (…?v=<content hash>), base path included, of the stylesheet, the script and the icon. */
   readonly css: string;
   readonly js: string;
   readonly icon: string;
 }
 
-export const CONTACT_ENDPOINT = '/api/contact';
+/** Where the form posts, below the service's base path (basePath of PUBLIC_URL). */
+export const CONTACT_PATH = '/api/contact';
 
 interface FieldSpec {
   readonly name: string;
@@ -63,6 +65,7 @@ const FIELDS: readonly FieldSpec[] = [
 ];
 
 export function renderContactPage(profile: StudioProfile, publicUrl: string, assets: PageAssets): string {
+  const root = basePath(publicUrl);
   const name = e(oneLine(profile.name));
   const website = safeHttpUrl(profile.website);
   const email = e(profile.email);
@@ -104,7 +107,7 @@ ${websiteLink}
 <h2 id="inquiry-title">Start a project</h2>
 <p class="inquiry__intro">Tell us a little about it. We reply within ${responseTime}.</p>
 <noscript><p class="notice">This form needs JavaScript. You can also write to us at <a href="${mailto}">${email}</a>.</p></noscript>
-<form id="inquiry-form" class="form" action="${CONTACT_ENDPOINT}" method="post" novalidate hidden data-studio-email="${email}">
+<form id="inquiry-form" class="form" action="${e(root)}${CONTACT_PATH}" method="post" novalidate hidden data-studio-email="${email}">
 <p class="form__note">All fields are required unless marked optional.</p>
 <div class="form__row">
 ${FIELDS.map(renderField).join('\n')}
@@ -127,9 +130,9 @@ ${profile.services.map((service) => `<li class="service"><h3 class="service__nam
 <p>${name} · ${e(oneLine(profile.location))} · <a href="${mailto}">${email}</a></p>
 <nav aria-label="For developers and AI agents">
 <ul class="site-footer__links">
-<li><a href="/docs">API reference</a></li>
-<li><a href="/auth.md">Agent auth</a></li>
-<li><a href="/llms.txt">llms.txt</a></li>
+<li><a href="${e(root)}/docs">API reference</a></li>
+<li><a href="${e(root)}/auth.md">Agent auth</a></li>
+<li><a href="${e(root)}/llms.txt">llms.txt</a></li>
 </ul>
 </nav>
 </div>

@@ -6,19 +6,18 @@
 // Screenshots go to test-artifacts/ (git-ignored).
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_IN_TEXT, referenceOf, reserveBaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium, launched } from '../helpers/browser.js';
 import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 const DESKTOP = { width: 1280, height: 900 };
 const MOBILE = { width: 375, height: 812 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-let browser: Browser | undefined;
-let launchError: unknown;
+let launch: Awaited<ReturnType<typeof launchChromium>> = {};
 let testApp: TestApp;
 let smtp: TestSmtpServer;
 let base: string;
@@ -37,28 +36,11 @@ beforeAll(async () => {
     env: { SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com', PUBLIC_URL: base },
   });
   // A launch failure is kept and fails every test (a failing hook would only mark them skipped).
-  browser = await chromium
-    .launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
-    .catch((error: unknown) => {
-      launchError = error;
-      return undefined;
-    });
+  launch = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await launch.browser?.close();
   await testApp?.close();
   await smtp?.stop();
 });
@@ -79,8 +61,7 @@ afterEach(async () => {
 
 /** A fresh context and page on the contact page, recording requests, console errors, page errors and CSP violations. */
 async function openPage(viewport = DESKTOP, { javaScriptEnabled = true } = {}): Promise<Session> {
-  if (!browser) throw new Error(`chromium could not be launched from ${CHROMIUM}: ${String(launchError)}`);
-  const context = await browser.newContext({ viewport, locale: 'en-GB', javaScriptEnabled });
+  const context = await launched(launch).newContext({ viewport, locale: 'en-GB', javaScriptEnabled });
   context.setDefaultTimeout(10_000);
   // CSP violations also reach the console, but the event names the directive and the blocked URL.
   await context.addInitScript(`
@@ -137,8 +118,8 @@ async function mailWithReference(reference: string): Promise<ReceivedMail> {
 
 describe('the contact page', () => {
   it("runs in Debian's chromium", () => {
-    expect(launchError).toBeUndefined();
-    expect(browser?.version()).toMatch(/^\d+\./);
+    expect(launch.error).toBeUndefined();
+    expect(launched(launch).version()).toMatch(/^\d+\./);
   });
 
   it('shows the studio: name, description and every service from the profile, in ordered headings', async () => {

@@ -78,6 +78,9 @@ describe('loadConfig', () => {
 
   it('keeps a path in PUBLIC_URL', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://studio.example/inquiry/' }).publicUrl).toBe('https://studio.example/inquiry');
+    expect(loadConfig({ PUBLIC_URL: 'https://studio.example/studio/inquiry-v1.2_~x' }).publicUrl).toBe(
+      'https://studio.example/studio/inquiry-v1.2_~x',
+    );
   });
 
   it.each([
@@ -92,6 +95,10 @@ describe('loadConfig', () => {
     [{ PUBLIC_URL: 'https://x.example/?' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'https://x.example/#top' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'https://user:secret@x.example' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://x.example/a:b' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://x.example/in*' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://x.example/a//b' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'https://x.example/%C3%A9' }, 'PUBLIC_URL'],
     [{ PUBLIC_URL: 'mailto:studio@x.example' }, 'PUBLIC_URL'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],

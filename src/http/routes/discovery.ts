@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { SigningKeys } from '../../auth/keys.js';
 import { type AuthFeatures, authorizationServerMetadata, protectedResourceMetadata } from '../../auth/metadata.js';
-import { authUrls } from '../../auth/urls.js';
+import { authUrls, basePath } from '../../auth/urls.js';
 import type { StudioProfile } from '../../studio/profile.js';
 
 /** Long enough to spare clients, short enough that a rotated key is seen within the hour. */
@@ -27,6 +27,15 @@ export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile
     '/.well-known/openid-configuration': () => asMetadata,
     '/.well-known/jwks.json': () => keys.publicJwks(),
   };
+  // PUBLIC_URL with a path (https://host/inquiry): clients look for the metadata of that issuer and
+  // those resources at the host's root, the path after the well-known name (RFC 8414 §3.1, RFC 9728
+  // §3.1), and a proxy that passes /.well-known/ on unchanged brings them here.
+  const root = basePath(publicUrl);
+  if (root !== '') {
+    documents[`/.well-known/oauth-authorization-server${root}`] = () => asMetadata;
+    documents[`/.well-known/oauth-protected-resource${root}/`] = () => protectedResourceMetadata(urls, profile, 'api');
+    documents[`/.well-known/oauth-protected-resource${root}/mcp`] = () => protectedResourceMetadata(urls, profile, 'mcp');
+  }
   const publish = (reply: FastifyReply, body: unknown) =>
     reply
       .header('access-control-allow-origin', '*')

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { basePath } from '../../auth/urls.js';
 import type { Config } from '../../config.js';
 import type { StudioProfile } from '../../studio/profile.js';
 import { renderContactPage } from '../../web/page.js';
@@ -44,7 +45,8 @@ export async function websiteRoutes(app: FastifyInstance, { config, profile }: W
     const hash = sha256(body);
     assets.set(file, { body, type, etag: `"${hash.slice(0, 32)}"`, version: hash.slice(0, 12) });
   }
-  const assetUrl = (file: keyof typeof ASSET_FILES) => `/assets/${file}?v=${assets.get(file)?.version}`;
+  const root = basePath(config.publicUrl);
+  const assetUrl = (file: keyof typeof ASSET_FILES) => `${root}/assets/${file}?v=${assets.get(file)?.version}`;
 
   const page = document(
     renderContactPage(profile, config.publicUrl, { css: assetUrl('site.css'), js: assetUrl('site.js'), icon: assetUrl('favicon.svg') }),

@@ -1,0 +1,120 @@
+// The service served under a path by a real reverse proxy (node:http, on its own socket): the proxy
+// takes https://host/inquiry/… to the service's /… (the prefix stripped) and passes /.well-known/…
+// on unchanged, as README "Several instances" describes. PUBLIC_URL is the proxy's address with the
+// path. The contact page and /docs in Debian's chromium, and discovery as oauth4webapi does it.
+import { createServer, request as forward, type Server } from 'node:http';
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFERENCE_IN_TEXT, reserveBaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium, launched } from '../helpers/browser.js';
+
+const PREFIX = '/inquiry';
+
+let testApp: TestApp;
+let proxy: Server;
+let publicUrl: string;
+let launch: Awaited<ReturnType<typeof launchChromium>> = {};
+/** Every path the proxy was asked for, and what it answered. */
+const seen: string[] = [];
+
+beforeAll(async () => {
+  const reserved = await reserveBaseUrl();
+  publicUrl = `${reserved.base}${PREFIX}`;
+  testApp = await startTestApp({ listen: true, startWorker: false, env: { PUBLIC_URL: publicUrl } });
+  const upstream = new URL(testApp.baseUrl ?? '');
+  proxy = createServer((incoming, outgoing) => {
+    const url = incoming.url ?? '/';
+    const path = url.startsWith(`${PREFIX}/`) ? url.slice(PREFIX.length) : url.startsWith('/.well-known/') ? url : undefined;
+    seen.push(`${url} ${path === undefined ? 404 : 'forwarded'}`);
+    if (path === undefined) return void outgoing.writeHead(404).end();
+    const relay = forward(
+      { host: upstream.hostname, port: upstream.port, method: incoming.method, path, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
+    relay.on('error', () => outgoing.writeHead(502).end());
+    incoming.pipe(relay);
+  });
+  await new Promise<void>((resolve) => proxy.listen(reserved.port, '127.0.0.1', resolve));
+  launch = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await launch.browser?.close();
+  await new Promise((resolve) => proxy?.close(resolve));
+  await testApp?.close();
+});
+
+async function openPage(path: string) {
+  const context = await launched(launch).newContext();
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  const requests: { url: string; status: number }[] = [];
+  page.on('response', (response) => requests.push({ url: response.url(), status: response.status() }));
+  const pageErrors: string[] = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  const response = await page.goto(`${publicUrl}${path}`, { waitUntil: 'load' });
+  expect(response?.status()).toBe(200);
+  return { context, page, requests, pageErrors };
+}
+
+describe(`the service under ${PREFIX}, behind a proxy`, () => {
+  it('serves the contact page with its own styles and script, and the form sends an inquiry', async () => {
+    const { context, page, requests, pageErrors } = await openPage('/');
+    try {
+      // Every file the page asked for came from under the prefix, and came.
+      expect(requests.map(({ url }) => new URL(url).pathname).every((path) => path.startsWith(`${PREFIX}/`))).toBe(true);
+      expect(requests.filter(({ status }) => status !== 200)).toEqual([]);
+      expect(requests.map(({ url }) => new URL(url).pathname)).toEqual(
+        expect.arrayContaining([`${PREFIX}/assets/site.css`, `${PREFIX}/assets/site.js`]),
+      );
+      for (const link of ['API reference', 'Agent auth', 'llms.txt']) {
+        expect(await page.getByRole('link', { name: link }).getAttribute('href')).toMatch(new RegExp(`^${PREFIX}/`));
+      }
+      await page.getByLabel('First name').fill('Ada');
+      await page.getByLabel('Last name').fill('Lovelace');
+      await page.getByLabel('Email').fill('ada@example.com');
+      await page.getByLabel('Message').fill('Sent through the proxy.');
+      await page.getByRole('button', { name: 'Send inquiry' }).click();
+      const status = page.locator('#form-status.status--success');
+      await status.waitFor({ state: 'visible' });
+      const reference = REFERENCE_IN_TEXT.exec((await status.textContent()) ?? '')?.[0] ?? '';
+      expect(await testApp.services.store.inquiries.findByReference(reference)).toMatchObject({ message: 'Sent through the proxy.' });
+      expect(seen).toContain(`${PREFIX}/api/contact forwarded`);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('renders the API reference at /docs from its files under the prefix', async () => {
+    const { context, page, requests, pageErrors } = await openPage('/docs');
+    try {
+      await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 15_000 });
+      expect(requests.filter(({ status }) => status !== 200)).toEqual([]);
+      expect(requests.map(({ url }) => new URL(url).pathname)).toEqual(
+        expect.arrayContaining([`${PREFIX}/docs/swagger-ui-bundle.js`, `${PREFIX}/openapi.json`]),
+      );
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('is discovered at the well-known addresses of an issuer and resources with a path (RFC 8414, RFC 9728)', async () => {
+    const insecure = { [oauth.allowInsecureRequests]: true };
+    const issuer = new URL(publicUrl);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+    expect(as.token_endpoint).toBe(`${publicUrl}/oauth/token`);
+    expect(seen).toContain(`/.well-known/oauth-authorization-server${PREFIX} forwarded`);
+    const oidc = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
+    expect(oidc.issuer).toBe(publicUrl);
+    for (const resource of [`${publicUrl}/`, `${publicUrl}/mcp`]) {
+      const identifier = new URL(resource);
+      const metadata = await oauth.processResourceDiscoveryResponse(identifier, await oauth.resourceDiscoveryRequest(identifier, insecure));
+      expect(metadata.authorization_servers).toEqual([publicUrl]);
+    }
+  });
+});
