@@ -4,6 +4,7 @@
 // a redeemed (issuer, jti) is recorded so an assertion works once. Error messages are shown to API
 // clients: they say what is wrong, never echo the token and never reveal configuration.
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
+import { hasLoneSurrogate } from '../validation/ajv.js';
 
 /** The JWT `typ` header of an ID-JAG (draft §3: "oauth-id-jag+jwt"). */
 export const ID_JAG_TYP = 'oauth-id-jag+jwt';
@@ -128,6 +129,9 @@ export function createIdJagVerifier(options: IdJagVerifierOptions): { verify(ass
       for (const claim of ['sub', 'jti', 'client_id', 'email', 'scope'] as const) {
         const text = payload[claim] as string | undefined;
         if (text?.includes('\u0000')) throw invalid(`the assertion's ${claim} must not contain the NUL character`);
+        // Neither database keeps one as sent (PostgreSQL's driver writes each as U+FFFD, so two would be one subject).
+        if (text !== undefined && hasLoneSurrogate(text))
+          throw invalid(`the assertion's ${claim} must be Unicode text (it has a lone surrogate)`);
         const limit = claim === 'scope' ? MAX_SCOPE_LENGTH : MAX_CLAIM_LENGTH;
         if (text !== undefined && text.length > limit) throw invalid(`the assertion's ${claim} must be at most ${limit} characters`);
       }

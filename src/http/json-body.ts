@@ -1,6 +1,6 @@
 // The JSON body parser: Fastify's own (it refuses prototype-poisoning keys), for UTF-8 bodies only.
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidBodyError, UnsupportedMediaTypeError } from './problems.js';
 
 /**
@@ -14,16 +14,6 @@ const UTF8_LABELS = new Set(['utf-8', 'utf8']);
 export function registerJsonParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser<Buffer>('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    // RFC 9110 §8.4: a coding the service does not decode (it decodes none) is a 415, not a body
-    // taken as it stands (gzip as garbled JSON, or a plain body under a coding it does not have).
-    const coding = request.headers['content-encoding'];
-    if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-      done(
-        new UnsupportedMediaTypeError(`Content-Encoding ${coding.slice(0, 40)} is not accepted: send the body uncompressed.`),
-        undefined,
-      );
-      return;
-    }
     const charset = charsetOf(request.headers['content-type'] ?? '');
     if (charset !== undefined && !UTF8_LABELS.has(charset.toLowerCase())) {
       done(
@@ -34,13 +24,28 @@ export function registerJsonParser(app: FastifyInstance): void {
       );
       return;
     }
-    // Bytes that are not UTF-8 would be decoded to U+FFFD: what was sent would not be what is kept.
-    if (!isUtf8(body)) {
-      done(new InvalidBodyError('The request body is not valid UTF-8 (RFC 8259 §8.1).'), undefined);
+    const unreadable = unreadableBody(request, body);
+    if (unreadable) {
+      done(unreadable, undefined);
       return;
     }
     parseJson(request, body.toString('utf8'), done);
   });
+}
+
+/**
+ * Why a body cannot be read as the text it was sent as, if it cannot: under a coding the service
+ * does not decode (it decodes none: RFC 9110 §8.4, a 415, not gzip taken as garbled text), or in
+ * bytes that are not UTF-8 (which would be decoded to U+FFFD: what was sent would not be what is
+ * kept; a 400). For every body parser: JSON here, form-encoding on /oauth/*.
+ */
+export function unreadableBody(request: FastifyRequest, body: Buffer): Error | undefined {
+  const coding = request.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    return new UnsupportedMediaTypeError(`Content-Encoding ${coding.slice(0, 40)} is not accepted: send the body uncompressed.`);
+  }
+  if (!isUtf8(body)) return new InvalidBodyError('The request body is not valid UTF-8.');
+  return undefined;
 }
 
 /** The charset parameter of a Content-Type (RFC 9110 §8.3.1), unquoted, or undefined. */

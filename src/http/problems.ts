@@ -130,9 +130,15 @@ function sendOAuthError(reply: FastifyReply, value: Problem): FastifyReply {
     .send({ error, error_description: wrongFormat ? 'send the parameters form-encoded or as JSON' : detail });
 }
 
+/**
+ * Whether the request is for /oauth/*: by its matched route (the URL as sent may be absolute-form or
+ * percent-encoded), or by its path where no route matched.
+ */
+export const isOAuthRoute = (request: FastifyRequest): boolean => (request.routeOptions.url ?? request.url).startsWith('/oauth/');
+
 /** A problem in the shape the path's clients parse: OAuth JSON on /oauth/*, problem+json elsewhere. */
 export function sendProblemFor(request: FastifyRequest, reply: FastifyReply, value: Problem): FastifyReply {
-  return request.url.startsWith('/oauth/') ? sendOAuthError(reply, value) : sendProblem(reply, value);
+  return isOAuthRoute(request) ? sendOAuthError(reply, value) : sendProblem(reply, value);
 }
 
 const notFound = (request: FastifyRequest) =>

@@ -1,6 +1,6 @@
 // The delivery outbox: deliveries queued with the data that causes them, claimed with a lease (FOR
 // UPDATE SKIP LOCKED on PostgreSQL), attempted, recorded, retried or finished, and re-queued.
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { ACROSS_PROCESSES, inChunks } from './bulk.js';
 import { type Dialect, inTransaction } from './database.js';
 import { insertDeliveries } from './postgres-batch.js';
@@ -424,20 +424,16 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
     },
     async countByChannelAndStatus() {
       // Successes from their counts; the rest by counting rows, through the status index: a cost
-      // that follows the deliveries not yet done (a backlog), not every delivery ever made.
-      const [unfinished, successes] = await Promise.all([
-        db
-          .selectFrom('deliveries')
-          .select(['channel', 'status', (eb) => eb.fn.countAll<number>().as('count')])
-          .where('status', 'in', ['pending', 'failed', 'dead'])
-          .groupBy(['channel', 'status'])
-          .execute(),
-        db.selectFrom('delivery_successes').select(['channel', 'count']).execute(),
-      ]);
-      return [
-        ...unfinished.map((row) => ({ channel: row.channel, status: row.status, count: Number(row.count) })),
-        ...successes.map((row) => ({ channel: row.channel, status: 'succeeded' as const, count: Number(row.count) })),
-      ];
+      // that follows the deliveries not yet done (a backlog), not every delivery ever made. One
+      // statement, so one snapshot: a batch recorded meanwhile is not counted twice or not at all.
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['channel', 'status', (eb) => eb.fn.countAll<number>().as('count')])
+        .where('status', 'in', ['pending', 'failed', 'dead'])
+        .groupBy(['channel', 'status'])
+        .unionAll(db.selectFrom('delivery_successes').select(['channel', sql<DeliveryStatus>`'succeeded'`.as('status'), 'count']))
+        .execute();
+      return rows.map((row) => ({ channel: row.channel, status: row.status, count: Number(row.count) }));
     },
     async countByStatus() {
       const counts: Record<DeliveryStatus, number> = { pending: 0, succeeded: 0, failed: 0, dead: 0 };

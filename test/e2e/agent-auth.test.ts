@@ -1,6 +1,7 @@
 // Agent auth end to end over HTTP on a real socket: register → token → attributed inquiry (the mail
 // arrives at a real SMTP server) → revoke → no longer attributed, across a restart too. Tokens are
 // verified with jose against the published JWKS; an ID-JAG issuer with its own keys runs locally.
+import { connect } from 'node:net';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClaimToken } from '../../src/auth/claims.js';
@@ -230,6 +231,43 @@ describe('errors', () => {
     const response = await json('/agent/register', body);
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error });
+  });
+
+  it('takes a form-encoded token request in absolute-form (RFC 9112 §3.2.2), and refuses one it cannot read as sent', async () => {
+    const { identity_assertion } = await registerAnonymous();
+    const body = new URLSearchParams({ grant_type: JWT_BEARER, assertion: identity_assertion }).toString();
+    const { hostname, port } = new URL(base);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.write(
+          `POST ${base}/oauth/token HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+            `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+        ),
+      );
+      let received = '';
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString();
+      });
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toContain('"access_token"');
+
+    const gzipped = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' },
+      body,
+    });
+    expect(gzipped.status).toBe(400); // RFC 6749 §5.2: a request in a form the server does not take is invalid_request
+    expect(await gzipped.json()).toMatchObject({ error: 'invalid_request' });
+    const notUtf8 = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: Buffer.concat([Buffer.from(`${body}&x=`), Buffer.from([0xff])]),
+    });
+    expect(notUtf8.status).toBe(400);
+    expect(await notUtf8.json()).toMatchObject({ error: 'invalid_request', error_description: 'The request body is not valid UTF-8.' });
   });
 
   it.each(['/agent/register', '/agent/claim'])('refuses a form-encoded body at %s with 415: it takes JSON', async (path) => {

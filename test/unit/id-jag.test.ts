@@ -126,6 +126,17 @@ describe('claims', () => {
     }
   });
 
+  it('rejects a claim with a lone surrogate, which neither database keeps as sent', async () => {
+    for (const claim of ['sub', 'jti', 'client_id', 'email']) {
+      const token = await issuer.sign(AUDIENCE, { [claim]: 'one\ud800two' });
+      const error = await rejection(verifier().verify(token), 'invalid_assertion', token);
+      expect(error.message).toBe(`the assertion's ${claim} must be Unicode text (it has a lone surrogate)`);
+    }
+    await expect(verifier().verify(await issuer.sign(AUDIENCE, { sub: 'user-\u{1F600}' }))).resolves.toMatchObject({
+      subject: 'user-\u{1F600}',
+    });
+  });
+
   it('rejects an expired assertion', async () => {
     const token = await issuer.sign(AUDIENCE, { iat: seconds() - 600, exp: seconds() - 60 });
     const error = await rejection(verifier().verify(token), 'invalid_assertion', token);

@@ -4,7 +4,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { OAuthError } from '../../auth/errors.js';
 import { AUTH_BODY_LIMIT_BYTES, AUTH_RATE_LIMITS, type AuthRateLimits, type RateLimit } from '../../auth/limits.js';
-import { UnsupportedMediaTypeError } from '../problems.js';
+import { unreadableBody } from '../json-body.js';
+import { isOAuthRoute, UnsupportedMediaTypeError } from '../problems.js';
 
 export type { AuthRateLimits } from '../../auth/limits.js';
 
@@ -22,12 +23,18 @@ export async function agentAuthRoutes(
 ) {
   // RFC 6749 §3.2: token requests are form-encoded; a parameter sent twice is an invalid request.
   // /agent/* takes JSON only (interface document §4.4), as its OpenAPI description says.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
-    if (!request.url.startsWith('/oauth/')) {
+  // The matched route, not the URL as sent (absolute-form, percent-encoded: RFC 9112 §3.2).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!isOAuthRoute(request)) {
       done(new UnsupportedMediaTypeError('Send the request body as JSON with Content-Type: application/json.'), undefined);
       return;
     }
-    const params = new URLSearchParams(body as string);
+    const unreadable = unreadableBody(request, body as Buffer);
+    if (unreadable) {
+      done(unreadable, undefined);
+      return;
+    }
+    const params = new URLSearchParams((body as Buffer).toString('utf8'));
     const names = [...params.keys()];
     if (new Set(names).size !== names.length) {
       done(new OAuthError('invalid_request', 'a parameter was sent more than once'), undefined);
