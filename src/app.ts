@@ -145,6 +145,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       answerPublicPreflight(request, reply);
       return;
     }
+    // Elsewhere an OPTIONS is a CORS preflight or nothing: one without its two headers gets the CORS
+    // plugin's 400 in our format (the plugin's own is text/plain).
+    if (
+      request.method === 'OPTIONS' &&
+      (request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined)
+    ) {
+      const detail = 'OPTIONS is answered here only as a CORS preflight: send Origin and Access-Control-Request-Method.';
+      sendProblemFor(request, reply, problem(400, 'invalid_request', detail));
+      return;
+    }
     done();
   });
 

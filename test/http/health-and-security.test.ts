@@ -73,6 +73,26 @@ describe('every response', () => {
     expect(JSON.parse(payload)).toMatchObject({ status, error: 'invalid_request', requestId });
   });
 
+  it("answers an OPTIONS that is no CORS preflight with 400 in the route's error format, and a preflight with 204", async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const headers of [{}, { origin: 'http://localhost:3000' }, { 'access-control-request-method': 'POST' }]) {
+      const api = await testApp.app.inject({ method: 'OPTIONS', url: '/api/contact', headers });
+      expect(api.statusCode).toBe(400);
+      expect(api.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(api.json()).toMatchObject({ status: 400, error: 'invalid_request', detail: expect.stringContaining('CORS preflight') });
+      const oauth = await testApp.app.inject({ method: 'OPTIONS', url: '/oauth/token', headers });
+      expect(oauth.statusCode).toBe(400);
+      expect(oauth.json()).toMatchObject({ error: 'invalid_request' });
+    }
+    const preflight = await testApp.app.inject({
+      method: 'OPTIONS',
+      url: '/api/contact',
+      headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:3000');
+  });
+
   it('carries security headers and a request id', async () => {
     testApp = await startTestApp({ startWorker: false });
     const response = await testApp.app.inject({ method: 'GET', url: '/api/health' });
