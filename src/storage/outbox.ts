@@ -316,8 +316,8 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
     },
     async recordAttempt(record, tx) {
       // Writes that belong together: in the caller's transaction, or in one of their own.
-      const record1 = (trx: Tx) => outbox.recordAttempts([record], trx);
-      const [written] = await (tx ? record1(tx) : db.transaction().execute((trx) => record1(trx as unknown as Tx)));
+      const recordOne = (trx: Tx) => outbox.recordAttempts([record], trx);
+      const [written] = await (tx ? recordOne(tx) : db.transaction().execute((trx) => recordOne(trx as unknown as Tx)));
       return written === true;
     },
     async recordAttempts(records, tx) {
@@ -333,9 +333,10 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       const written = new Set<string>();
       const succeeded: string[] = [];
       for (const group of groups.values()) {
+        const successes = group[0]?.result.outcome === 'succeeded';
         for (const [id, channel] of await recordTogether(q(tx), group)) {
           written.add(id);
-          if (group[0]?.result.outcome === 'succeeded') succeeded.push(channel);
+          if (successes) succeeded.push(channel);
         }
       }
       await countSuccesses(q(tx), succeeded);

@@ -110,12 +110,6 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
   }
 }
 
-/**
- * JSON-RPC 2.0 §5.1: a body that is not JSON is a Parse error (-32700) with id null (no id could be
- * read), the shape MCP clients parse; Fastify's JSON parser refuses it before the route runs. The
- * security headers and X-Request-Id are already set (onRequest). Any other error (413, 415, 500)
- * is thrown on to the app's handler, as problem+json like every other endpoint's HTTP-level refusals.
- */
 /** A JSON-RPC Invalid Request, id null: none of the request runs. */
 const invalidRequest = (reply: FastifyReply, message: string) =>
   reply
@@ -123,6 +117,12 @@ const invalidRequest = (reply: FastifyReply, message: string) =>
     .type('application/json')
     .send({ jsonrpc: '2.0', id: null, error: { code: JSON_RPC_INVALID_REQUEST, message } });
 
+/**
+ * JSON-RPC 2.0 §5.1: a body that is not JSON is a Parse error (-32700) with id null (no id could be
+ * read), the shape MCP clients parse; Fastify's JSON parser refuses it before the route runs. The
+ * security headers and X-Request-Id are already set (onRequest). Any other error (413, 415, 500)
+ * is thrown on to the app's handler, as problem+json like every other endpoint's HTTP-level refusals.
+ */
 function jsonRpcParseError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const message =
     error instanceof InvalidBodyError ? `Parse error: ${error.message}` : error.code === undefined ? undefined : PARSE_ERRORS[error.code];
