@@ -181,7 +181,21 @@ export function createInquiryService({
     return validateInquiry(input) ? [] : toFieldErrors(validateInquiry.errors ?? []);
   }
 
-  return { submit, fieldErrors };
+  /**
+   * Whether `key` already answered an inquiry, so that a request carrying it is a retry: it can
+   * only be replayed (or refused as a conflict), never stored anew, and the rate limits do not count
+   * it again. Where the database cannot say, it is not (the request is counted; it fails anyway).
+   */
+  async function isRetry(key: string | undefined): Promise<boolean> {
+    if (key === undefined) return false;
+    try {
+      return (await store.idempotency.findMany([checkIdempotencyKey(key)])).size > 0;
+    } catch {
+      return false;
+    }
+  }
+
+  return { submit, fieldErrors, isRetry };
 }
 
 /** What a batch decides about: the inquiries it may fold into (by fingerprint) and its idempotency keys. */

@@ -128,7 +128,8 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
     return invalidFields([...errors, { pointer: '/idempotencyKey', detail: `must be ${IDEMPOTENCY_KEY_RULE}` }]);
   }
   if (errors.length > 0) return invalidFields(errors);
-  const retryAfter = await context.limiter.take(context.clientAddress);
+  // A retry with an idempotencyKey already answered is replayed, not stored: it does not count.
+  const retryAfter = (await context.inquiries.isRetry(idempotencyKey)) ? 0 : await context.limiter.take(context.clientAddress);
   if (retryAfter > 0) {
     return toolError(`Rate limited: too many inquiries from this address. Retry after ${retryAfter} seconds.`);
   }

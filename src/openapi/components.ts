@@ -88,7 +88,8 @@ export const parameters: Record<string, Json> = {
     description:
       'Makes retries safe (draft-ietf-httpapi-idempotency-key-header): 1–255 visible ASCII characters, bare or as a quoted string, ' +
       'e.g. a UUID. The same key with the same body answers the same response (with `Idempotent-Replayed: true`) and is stored ' +
-      'and delivered once, for 24 hours; the same key with another body answers 422. A malformed key answers 400.',
+      'and delivered once, for 24 hours; the same key with another body answers 422. A malformed key answers 400. A retry ' +
+      'with a key that has already answered does not count against the rate limit.',
     schema: { type: 'string', minLength: 1, maxLength: 257, examples: ['8e1f8a52-0d0c-4a4e-9f5e-1b6c1d0a9c77'] },
   },
   'MCP-Protocol-Version': {

@@ -410,6 +410,30 @@ describe('rate limit', () => {
     }
   });
 
+  it('does not count a retry with an idempotencyKey already answered: it is replayed past the limit', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, listen: true, startWorker: false });
+    try {
+      const client = new Client({ name: 'test-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${limited.baseUrl}/mcp`)));
+      const args = validInquiry({ message: 'lost response', idempotencyKey: 'mcp-retry-1' });
+      const first = await call(client, 'submit_inquiry', args);
+      expect(first.isError).toBeFalsy();
+      for (let i = 0; i < 3; i++) {
+        const retry = await call(client, 'submit_inquiry', args);
+        expect(retry.isError).toBeFalsy();
+        expect(retry.structuredContent).toEqual(first.structuredContent);
+      }
+      const conflict = await call(client, 'submit_inquiry', { ...args, message: 'another' });
+      expect(conflict.content[0]?.text).toContain('already used with different arguments');
+      const fresh = await call(client, 'submit_inquiry', validInquiry({ message: 'new', idempotencyKey: 'mcp-retry-2' }));
+      expect(fresh.content[0]?.text).toMatch(/Retry after/);
+      expect((await limited.services.store.inquiries.list({ limit: 10 })).length).toBe(1);
+      await client.close();
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('does not count a call with a malformed idempotencyKey, and names the argument and its rule', async () => {
     const limited = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, listen: true, startWorker: false });
     try {

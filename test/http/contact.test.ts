@@ -423,6 +423,25 @@ describe('rate limit', () => {
     expect((await post(validInquiry(), { 'idempotency-key': 'well-formed' })).statusCode).toBe(200);
   });
 
+  it('does not count a retry with an Idempotency-Key already answered: it is replayed past the limit', async () => {
+    testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
+    const first = await post(validInquiry(), { 'idempotency-key': 'lost-response-1' });
+    expect(first.statusCode).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      // The quoted form is the same key.
+      const retry = await post(validInquiry(), { 'idempotency-key': i % 2 === 0 ? 'lost-response-1' : '"lost-response-1"' });
+      expect(retry.statusCode).toBe(200);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body).toBe(first.body);
+    }
+    // Another body under that key is still refused as a conflict, not stored, and not counted.
+    expect((await post(validInquiry({ message: 'another' }), { 'idempotency-key': 'lost-response-1' })).statusCode).toBe(422);
+    // The allowance was used once, by the first request: new inquiries, keyed or not, are limited.
+    expect((await post(validInquiry({ message: 'new' }), { 'idempotency-key': 'new-key' })).statusCode).toBe(429);
+    expect((await post(validInquiry({ message: 'new, no key' }))).statusCode).toBe(429);
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(1);
+  });
+
   it('counts per client address', async () => {
     testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, startWorker: false });
     const from = (remoteAddress: string, message: string) =>

@@ -34,6 +34,8 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
               max: rateLimit.max,
               timeWindow: rateLimit.windowMs,
               hook: 'preHandler',
+              // A retry with an Idempotency-Key already answered is replayed, not stored: it does not count.
+              allowList: (request) => inquiries.isRetry(idempotencyKeyOf(request)),
               errorResponseBuilder: (_request, context) =>
                 Object.assign(
                   new Error(`Too many inquiries from this address: at most ${context.max} per ${context.after}. Try again later.`),
