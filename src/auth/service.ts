@@ -265,8 +265,12 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
   }
 
   function checkResource(resource: string | undefined): string {
-    if (resource === undefined || resource === urls.resource || resource === urls.issuer) return urls.resource;
-    if (resource === urls.mcpResource) return urls.mcpResource;
+    if (resource === undefined) return urls.resource;
+    // MCP Authorization, "Canonical Server URI": an upper-case scheme or host (and a default port,
+    // or dot segments) name the same resource.
+    const canonical = canonicalUri(resource);
+    if (canonical === canonicalUri(urls.resource) || canonical === canonicalUri(urls.issuer)) return urls.resource;
+    if (canonical === canonicalUri(urls.mcpResource)) return urls.mcpResource;
     throw new OAuthError('invalid_target', `resource must be ${urls.resource} or ${urls.mcpResource}`);
   }
 
@@ -344,4 +348,9 @@ function peekIssuer(token: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A URI as the WHATWG URL parser writes it (RFC 3986 §6.2.2 normalised); anything else as it is. */
+function canonicalUri(value: string): string {
+  return URL.canParse(value) ? new URL(value).href : value;
 }

@@ -2,6 +2,7 @@
 // same inquiry service as POST /api/contact. Tool errors are results with isError: true that say
 // what to fix, so an agent can correct its call and retry.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -9,7 +10,6 @@ import {
   InitializeRequestSchema,
   LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
-  McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthUrls } from '../auth/urls.js';
@@ -63,23 +63,45 @@ export function buildMcpServer(context: McpContext): Server {
     };
   });
   server.setRequestHandler(anyParams(ListToolsRequestSchema), async (request) => {
-    validParams(ListToolsRequestSchema, request);
+    const { params } = validParams(ListToolsRequestSchema, request);
+    // MCP Pagination: every tool is in the first page, so no cursor was ever handed out.
+    if (params?.cursor !== undefined)
+      throw invalidParams('Invalid params: params.cursor: no such cursor; every tool is in the first page.');
     return { tools: TOOLS.map((tool) => ({ ...tool })) };
   });
-  server.setRequestHandler(anyParams(CallToolRequestSchema), async (request) => {
+  // Registered past Server's own override, which checks a tools/call first and answers a failure
+  // with the raw list of zod issues; validParams names the param instead.
+  Protocol.prototype.setRequestHandler.call(server, anyParams(CallToolRequestSchema), async (request) => {
     const { params } = validParams(CallToolRequestSchema, request);
+    const args = params.arguments ?? {};
     switch (params.name) {
       case 'get_studio_info':
-        return result(studioInfo(context));
+        return noArguments(params.name, args) ?? result(studioInfo(context));
       case 'list_services':
-        return result({ services: context.profile.services.map(({ name, description }) => ({ name, description })) });
+        return (
+          noArguments(params.name, args) ??
+          result({ services: context.profile.services.map(({ name, description }) => ({ name, description })) })
+        );
       case 'submit_inquiry':
-        return submitInquiry(context, params.arguments ?? {});
+        return submitInquiry(context, args);
       default:
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${params.name}"; the tools are ${TOOLS.map((t) => t.name).join(', ')}`);
+        throw invalidParams(`Unknown tool "${params.name}"; the tools are ${TOOLS.map((t) => t.name).join(', ')}`);
     }
   });
   return server;
+}
+
+/**
+ * A JSON-RPC error the SDK answers with this code and message as they are (an McpError's message
+ * starts "MCP error <code>: ", which clients print before their own prefix).
+ */
+const invalidParams = (message: string) => Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
+
+/** A tool without arguments refuses any (its inputSchema has no properties and no others allowed). */
+function noArguments(tool: string, args: Record<string, unknown>): CallToolResult | undefined {
+  const names = Object.keys(args);
+  if (names.length === 0) return undefined;
+  return toolError(`${tool} takes no arguments; call it again without ${names.map((name) => JSON.stringify(name)).join(', ')}.`);
 }
 
 /**
@@ -99,7 +121,7 @@ function validParams<S extends CheckedRequestSchema>(schema: S, request: unknown
   const parsed = schema.safeParse(request);
   if (parsed.success) return parsed.data as S['_output'];
   const problems = parsed.error.issues.map((issue) => `${['params', ...issue.path.slice(1)].join('.')}: ${issue.message}`);
-  throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${problems.join('; ')}`);
+  throw invalidParams(`Invalid params: ${problems.join('; ')}`);
 }
 
 function studioInfo({ profile, urls }: McpContext) {
@@ -151,6 +173,15 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
 }
 
 function invalidFields(errors: readonly FieldError[]): CallToolResult {
-  const lines = errors.map(({ pointer, detail }) => `- ${pointer.slice(1) || '(arguments)'}: ${detail}`);
+  const lines = errors.map(({ pointer, detail }) => `- ${argumentName(pointer) || '(arguments)'}: ${detail}`);
   return toolError(`The inquiry was not sent; fix these fields and call submit_inquiry again:\n${lines.join('\n')}`);
+}
+
+/** The argument a JSON Pointer (RFC 6901) names, as the agent sent it: "/a~1b" is "a/b". */
+function argumentName(pointer: string): string {
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .join('.');
 }

@@ -101,7 +101,9 @@ export const TOOLS = [
       title: 'Send a project inquiry',
       readOnlyHint: false,
       destructiveHint: false,
-      idempotentHint: true,
+      // Only with the same idempotencyKey (24 hours), or the same email and message (10 minutes), is
+      // a repeat folded: otherwise the same arguments send the studio a second inquiry.
+      idempotentHint: false,
       openWorldHint: true,
     },
   },

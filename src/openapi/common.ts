@@ -24,7 +24,7 @@ export interface Operation extends Json {
   readonly responses: Record<string, Response>;
 }
 
-export type PathItem = Partial<Record<'get' | 'post' | 'delete', Operation>> & Json;
+export type PathItem = Partial<Record<'get' | 'post' | 'delete' | 'put' | 'patch', Operation>> & Json;
 
 /** What the document is built from: configuration read at start-up, never a request. */
 export interface AreaContext {

@@ -87,7 +87,14 @@ const jsonRpcSchemas: Record<string, Json> = {
       transport: {
         type: 'object',
         required: ['type', 'endpoint'],
-        properties: { type: { const: 'streamable-http' }, endpoint: { const: '/mcp' } },
+        properties: {
+          type: { const: 'streamable-http' },
+          endpoint: {
+            type: 'string',
+            pattern: '^(/[^/]+)*/mcp$',
+            description: "The endpoint's path on the host: PUBLIC_URL's path, then /mcp.",
+          },
+        },
       },
       capabilities: { type: 'object' },
       tools: {
@@ -217,10 +224,11 @@ export function mcpArea({ config, profile }: AreaContext): Area {
       500: problemResponse(500, 'The request failed on the service side.', [INTERNAL_ERROR]),
     },
   };
-  const notAllowed = (method: 'GET' | 'DELETE'): Operation => ({
-    operationId: method === 'GET' ? 'getMcpStream' : 'deleteMcpSession',
+  const notAllowed = (method: 'GET' | 'DELETE' | 'PUT' | 'PATCH'): Operation => ({
+    operationId: { GET: 'getMcpStream', DELETE: 'deleteMcpSession', PUT: 'putMcp', PATCH: 'patchMcp' }[method],
     summary: `${method} /mcp: not allowed (stateless server)`,
-    description: 'This MCP server is stateless: there is no stream to resume (GET) and no session to end (DELETE). Use POST.',
+    description:
+      'This MCP server is stateless: there is no stream to resume (GET), no session to end (DELETE) and nothing else to do here. Use POST.',
     tags: ['MCP'],
     responses: {
       405: problemResponse(
@@ -248,7 +256,13 @@ export function mcpArea({ config, profile }: AreaContext): Area {
   });
   return {
     paths: {
-      '/mcp': { post: callMcp, get: notAllowed('GET'), delete: notAllowed('DELETE') },
+      '/mcp': {
+        post: callMcp,
+        get: notAllowed('GET'),
+        delete: notAllowed('DELETE'),
+        put: notAllowed('PUT'),
+        patch: notAllowed('PATCH'),
+      },
       '/.well-known/mcp/server-card.json': cardGet('getMcpServerCard', 'MCP server card'),
       '/mcp/server-card': cardGet('getMcpServerCardAlias', 'MCP server card (alternative address)'),
     },

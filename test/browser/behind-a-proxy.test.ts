@@ -3,6 +3,8 @@
 // on unchanged, as README "Several instances" describes. PUBLIC_URL is the proxy's address with the
 // path. The contact page and /docs in Debian's chromium, and discovery as oauth4webapi does it.
 import { createServer, request as forward, type Server } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_IN_TEXT, reserveBaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
@@ -116,5 +118,19 @@ describe(`the service under ${PREFIX}, behind a proxy`, () => {
       const metadata = await oauth.processResourceDiscoveryResponse(identifier, await oauth.resourceDiscoveryRequest(identifier, insecure));
       expect(metadata.authorization_servers).toEqual([publicUrl]);
     }
+  });
+
+  it('names the MCP endpoint with the path in the server card, and the official client reaches it there', async () => {
+    const card = (await (await fetch(`${publicUrl}/mcp/server-card`)).json()) as {
+      remotes: { url: string }[];
+      transport: { endpoint: string };
+    };
+    expect(card.remotes[0]?.url).toBe(`${publicUrl}/mcp`);
+    const endpoint = new URL(card.transport.endpoint, publicUrl);
+    expect(endpoint.href).toBe(`${publicUrl}/mcp`);
+    const client = new Client({ name: 'card-reader', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(endpoint));
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('submit_inquiry');
+    await client.close();
   });
 });

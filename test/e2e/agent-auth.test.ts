@@ -306,6 +306,25 @@ describe('errors', () => {
     expect(await resource.json()).toMatchObject({ error: 'invalid_target' });
   });
 
+  it('takes the resource in any spelling of the same URI (MCP "Canonical Server URI"), and no other', async () => {
+    const { identity_assertion } = await registerAnonymous();
+    const { host } = new URL(base);
+    for (const [resource, audience] of [
+      [`HTTP://${host}/mcp`, `${base}/mcp`],
+      [`Http://${host}/./mcp`, `${base}/mcp`],
+      [`HTTP://${host}`, `${base}/`],
+    ] as const) {
+      const response = await form('/oauth/token', { grant_type: JWT_BEARER, assertion: identity_assertion, resource });
+      expect(response.status).toBe(200);
+      const { access_token } = (await response.json()) as { access_token: string };
+      expect(JSON.parse(Buffer.from(access_token.split('.')[1] ?? '', 'base64url').toString()).aud).toBe(audience);
+    }
+    for (const resource of [`${base}/mcp#x`, `${base}/mcp?x=1`, `${base}/MCP`]) {
+      const response = await form('/oauth/token', { grant_type: JWT_BEARER, assertion: identity_assertion, resource });
+      expect(await response.json()).toMatchObject({ error: 'invalid_target' });
+    }
+  });
+
   it('refuses a parameter sent twice', async () => {
     const response = await fetch(`${base}/oauth/token`, {
       method: 'POST',

@@ -85,6 +85,12 @@ describe('tools', () => {
     expect(JSON.parse(info.content[0]?.text ?? '')).toEqual(info.structuredContent);
     const services = await call(client, 'list_services');
     expect(services.structuredContent?.services).toEqual(testApp.profile.services.map(({ name, description }) => ({ name, description })));
+    // Their input schemas allow no arguments, and what is advertised is what is accepted.
+    for (const tool of ['get_studio_info', 'list_services']) {
+      const refused = await call(client, tool, { anything: 1 });
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]?.text).toBe(`${tool} takes no arguments; call it again without "anything".`);
+    }
     await client.close();
   });
 
@@ -102,10 +108,11 @@ describe('tools', () => {
   it('answers invalid input with a tool error naming each field, and stores nothing', async () => {
     const client = await connect();
     const before = (await testApp.services.store.inquiries.list({ limit: 1000 })).length;
-    const failed = await call(client, 'submit_inquiry', { firstName: ' ', email: 'nope', message: 'x', extra: 1 });
+    const failed = await call(client, 'submit_inquiry', { firstName: ' ', email: 'nope', message: 'x', extra: 1, 'a/b~c': 2 });
     expect(failed.isError).toBe(true);
     const text = failed.content[0]?.text ?? '';
-    for (const field of ['firstName', 'lastName', 'email', 'extra']) expect(text).toContain(`- ${field}:`);
+    // Each argument named as it was sent (not as a JSON Pointer, where "a/b~c" is "a~1b~0c").
+    for (const field of ['firstName', 'lastName', 'email', 'extra', 'a/b~c']) expect(text).toContain(`- ${field}:`);
     expect(text).toContain('call submit_inquiry again');
     expect((await testApp.services.store.inquiries.list({ limit: 1000 })).length).toBe(before);
     await client.close();
@@ -197,13 +204,27 @@ describe('the HTTP endpoint', () => {
     expect(own.status).toBe(200);
     const none = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
     expect(none.status).toBe(200);
+    // Refused before anything else is looked at: the body, its type, the method.
+    for (const [method, type, body] of [
+      ['POST', 'application/json', '{"jsonrpc":'],
+      ['POST', 'text/plain', 'hello'],
+      ['GET', undefined, undefined],
+    ] as const) {
+      const refused = await fetch(`${base}/mcp`, {
+        method,
+        headers: { accept: headers.accept, origin: 'https://evil.example', ...(type && { 'content-type': type }) },
+        ...(body !== undefined && { body }),
+      });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ error: 'origin_not_allowed' });
+    }
   });
 
-  it.each(['GET', 'DELETE'])('answers %s with 405 and Allow: POST, whatever the body', async (method) => {
+  it.each(['GET', 'DELETE', 'PUT', 'PATCH'])('answers %s with 405 and Allow: POST, whatever the body', async (method) => {
     const response = await fetch(`${base}/mcp`, { method });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
-    if (method === 'DELETE') {
+    if (method !== 'GET') {
       for (const body of ['', '{"jsonrpc":']) {
         const withBody = await fetch(`${base}/mcp`, { method, headers: { 'content-type': 'application/json' }, body });
         expect(withBody.status).toBe(405);
@@ -285,8 +306,21 @@ describe('the HTTP endpoint', () => {
   });
 
   it.each([
-    ['a tools/call without a tool name', 'tools/call', { arguments: {} }, /params\b.*\bname/s],
-    ['a tools/call whose name is not a string', 'tools/call', { name: 5 }, /params\b.*\bname/s],
+    ['a tools/call without a tool name', 'tools/call', { arguments: {} }, /^Invalid params: params\.name: Invalid input: expected string/],
+    ['a tools/call whose name is not a string', 'tools/call', { name: 5 }, /^Invalid params: params\.name: Invalid input: expected string/],
+    [
+      'a tools/call whose arguments are no object',
+      'tools/call',
+      { name: 'list_services', arguments: 'x' },
+      /^Invalid params: params\.arguments: /,
+    ],
+    ['a tools/call without params', 'tools/call', undefined, /^Invalid params: params: Invalid input: expected object/],
+    [
+      'a tools/list with a cursor it was never given',
+      'tools/list',
+      { cursor: 'page-2' },
+      /^Invalid params: params\.cursor: no such cursor/,
+    ],
     [
       'a tools/list whose cursor is not a string',
       'tools/list',
@@ -309,6 +343,52 @@ describe('the HTTP endpoint', () => {
     const answer = (await response.json()) as { id: number; error: { code: number; message: string } };
     expect(answer).toMatchObject({ id: 7, error: { code: -32602 } });
     expect(answer.error.message).toMatch(names);
+    // One line an agent can read, not a dump of the validator's issues.
+    expect(answer.error.message).not.toMatch(/[\n{[]/);
+  });
+
+  it('answers a tools/call with task metadata as a plain call: this server has no tasks, so it ignores them', async () => {
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_services', task: { ttl: 1000 } } }),
+    });
+    const answer = (await response.json()) as { id: number; result: { structuredContent: { services: unknown[] } } };
+    expect(answer.id).toBe(3);
+    expect(answer.result.structuredContent.services.length).toBeGreaterThan(0);
+  });
+
+  it('answers a batch with an array even when it holds one request, and refuses two requests with one id, running none', async () => {
+    const post = (body: unknown) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
+    const lone = await post([{ jsonrpc: '2.0', id: 'only', method: 'ping' }]);
+    expect(lone.status).toBe(200);
+    expect(await lone.json()).toEqual([{ jsonrpc: '2.0', id: 'only', result: {} }]);
+    const withNotification = await post([
+      { jsonrpc: '2.0', id: 9, method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ]);
+    expect(await withNotification.json()).toEqual([{ jsonrpc: '2.0', id: 9, result: {} }]);
+
+    const submit = (email: string) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'submit_inquiry', arguments: validInquiry({ email }) },
+    });
+    const twice = await post([submit('same-id-1@example.com'), submit('same-id-2@example.com')]);
+    expect(twice.status).toBe(400);
+    expect(await twice.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringContaining('two requests with the id 1') },
+    });
+    const inquiries = await testApp.services.store.inquiries.list({ limit: 1000 });
+    expect(inquiries.filter((inquiry) => inquiry.email.startsWith('same-id-'))).toEqual([]);
   });
 
   it(`answers a JSON-RPC batch of up to ${MCP_MAX_BATCH} messages, and refuses a longer one as an Invalid Request without running any`, async () => {

@@ -1,12 +1,12 @@
 // POST /mcp: the MCP streamable-HTTP endpoint, stateless (a fresh server and transport per request,
-// nothing kept between requests, so any number of instances can serve it); GET and DELETE answer
+// nothing kept between requests, so any number of instances can serve it); other methods answer
 // 405. Also the server card, at /.well-known/mcp/server-card.json and /mcp/server-card.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { AgentAuth } from '../../auth/service.js';
-import { authUrls } from '../../auth/urls.js';
+import { authUrls, basePath } from '../../auth/urls.js';
 import type { Config } from '../../config.js';
 import type { InquiryService } from '../../inquiries/service.js';
 import { createWindowLimiter } from '../../mcp/rate-limit.js';
@@ -52,55 +52,57 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
   const urls = authUrls(config.publicUrl);
   const limiter = createWindowLimiter(config.rateLimitInquiries, redis);
 
-  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES, errorHandler: jsonRpcParseError }, async (request, reply) => {
-    // MCP transport spec, "Security Warning": validate Origin against DNS rebinding. A browser page
-    // from another origin is refused; clients that send no Origin (agents, servers) are not browsers.
+  // MCP transport spec, "Security Warning": validate Origin against DNS rebinding. A browser page
+  // from another origin is refused, whatever it sends and before its body is read; clients that
+  // send no Origin (agents, servers) are not browsers.
+  const refuseForeignOrigin = async (request: FastifyRequest, reply: FastifyReply) => {
     const origin = request.headers.origin;
     if (origin !== undefined && config.corsOrigins !== '*' && !config.corsOrigins.includes(origin)) {
       return sendProblem(reply, problem(403, 'origin_not_allowed', `Origin ${origin.slice(0, 200)} may not call this MCP server.`));
     }
-    if (Array.isArray(request.body) && (request.body.length === 0 || request.body.length > MCP_MAX_BATCH)) {
-      const message =
-        request.body.length === 0
-          ? 'Invalid Request: the batch is empty; send at least one JSON-RPC message.'
-          : `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (this one holds ${request.body.length}); send the rest in further requests.`;
-      // JSON-RPC 2.0 §6: a batch that cannot be taken is answered with one error, id null.
-      return invalidRequest(reply, message);
-    }
-    // JSON-RPC 2.0 §5.1: valid JSON that is not a message is an Invalid Request (the transport would
-    // call it a Parse error, which says the JSON itself could not be read).
-    const messages: unknown[] = Array.isArray(request.body) ? request.body : [request.body];
-    const notMessage = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
-    if (notMessage !== -1) {
-      return invalidRequest(reply, notJsonRpcMessage(Array.isArray(request.body) ? `message ${notMessage + 1} of the batch` : 'the body'));
-    }
-    const clientId = await bearerClient(request.headers.authorization, reply, {
-      auth,
-      resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
-      audience: urls.mcpResource,
-    });
-    const server = buildMcpServer({ profile, urls, inquiries, limiter, clientAddress: request.ip, clientId });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    // The transport writes the response itself: hand it the headers set so far (security, CORS,
-    // request id, WWW-Authenticate) and let go of the reply.
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
-    reply.hijack();
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
-  });
+  };
 
-  // Stateless: there is no stream to resume (GET) and no session to end (DELETE). Answered before
-  // any body is read, so that a body of any kind gets this answer too.
+  app.post(
+    '/mcp',
+    { bodyLimit: MCP_BODY_LIMIT_BYTES, errorHandler: jsonRpcParseError, onRequest: refuseForeignOrigin },
+    async (request, reply) => {
+      const batch = Array.isArray(request.body);
+      const messages: unknown[] = batch ? (request.body as unknown[]) : [request.body];
+      const refusal = batchRefusal(messages, batch) ?? notMessages(messages, batch);
+      if (refusal !== undefined) return invalidRequest(reply, refusal);
+      for (const message of messages) dropTaskMetadata(message);
+      const clientId = await bearerClient(request.headers.authorization, reply, {
+        auth,
+        resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
+        audience: urls.mcpResource,
+      });
+      const server = buildMcpServer({ profile, urls, inquiries, limiter, clientAddress: request.ip, clientId });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      try {
+        await server.connect(transport);
+        const answer = await transport.handleRequest(webRequest(request, urls.mcpResource), { parsedBody: request.body });
+        reply.code(answer.status);
+        for (const [name, value] of answer.headers) reply.header(name, value);
+        const text = await answer.text();
+        // JSON-RPC 2.0 §6: a batch is answered with an array, however many answers it has; the
+        // transport sends a lone answer bare.
+        return reply.send(batch && answer.status === 200 && text.startsWith('{') ? `[${text}]` : text === '' ? undefined : text);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  // Stateless: there is no stream to resume (GET), no session to end (DELETE) and nothing else to
+  // do here. Answered before any body is read, so that a body of any kind gets this answer too.
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(
       reply.header('allow', 'POST'),
       problem(405, 'method_not_allowed', 'This MCP server is stateless: send JSON-RPC with POST.'),
     );
-  for (const method of ['GET', 'DELETE'] as const) app.route({ method, url: '/mcp', onRequest: notAllowed, handler: notAllowed });
+  for (const method of ['GET', 'DELETE', 'PUT', 'PATCH'] as const) {
+    app.route({ method, url: '/mcp', onRequest: [refuseForeignOrigin, notAllowed], handler: notAllowed });
+  }
 
   const card = serverCard(config, profile);
   for (const path of ['/.well-known/mcp/server-card.json', '/mcp/server-card']) {
@@ -108,6 +110,53 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       reply.header('access-control-allow-origin', '*').header('cache-control', `public, max-age=${CARD_MAX_AGE_SECONDS}`).send(card),
     );
   }
+}
+
+/** Why a batch is refused as a whole: empty, too long, or two requests with one id. */
+function batchRefusal(messages: readonly unknown[], batch: boolean): string | undefined {
+  if (!batch) return undefined;
+  if (messages.length === 0) return 'Invalid Request: the batch is empty; send at least one JSON-RPC message.';
+  if (messages.length > MCP_MAX_BATCH) {
+    return `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (this one holds ${messages.length}); send the rest in further requests.`;
+  }
+  // Each answer is matched to its request by id: two requests with one id could not be told apart.
+  const ids = new Set<unknown>();
+  for (const message of messages) {
+    if (!isRequest(message)) continue;
+    if (ids.has(message.id))
+      return `Invalid Request: the batch holds two requests with the id ${JSON.stringify(message.id)}; give each request an id of its own.`;
+    ids.add(message.id);
+  }
+  return undefined;
+}
+
+/** JSON-RPC 2.0 §5.1: valid JSON that is not a message is an Invalid Request (not a Parse error, which says the JSON could not be read). */
+function notMessages(messages: readonly unknown[], batch: boolean): string | undefined {
+  const index = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
+  if (index === -1) return undefined;
+  return notJsonRpcMessage(batch ? `message ${index + 1} of the batch` : 'the body');
+}
+
+const isRequest = (message: unknown): message is { method: string; id: unknown; params?: unknown } =>
+  typeof message === 'object' && message !== null && 'method' in message && 'id' in message;
+
+/**
+ * MCP 2025-11-25, Tasks: a server that does not declare the tasks capability "MUST process requests
+ * of that type normally, ignoring any task-augmentation metadata" (the SDK refuses them instead).
+ */
+function dropTaskMetadata(message: unknown): void {
+  if (!isRequest(message) || typeof message.params !== 'object' || message.params === null) return;
+  delete (message.params as { task?: unknown }).task;
+}
+
+/** The transport's view of the request: the headers it reads (the body is handed over parsed). */
+function webRequest(request: FastifyRequest, url: string): Request {
+  const headers = new Headers();
+  for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id']) {
+    const value = request.headers[name];
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(url, { method: 'POST', headers });
 }
 
 /** A JSON-RPC Invalid Request, id null: none of the request runs. */
@@ -148,7 +197,8 @@ export function serverCard(config: Config, profile: StudioProfile) {
     websiteUrl: profile.website,
     remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
     serverInfo: { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
-    transport: { type: 'streamable-http', endpoint: '/mcp' },
+    // A path on the server's host (PUBLIC_URL's path first), as the remote's url is.
+    transport: { type: 'streamable-http', endpoint: `${basePath(base)}/mcp` },
     capabilities: { tools: { listChanged: false } },
     tools: TOOLS.map(({ name, description: toolDescription }) => ({ name, description: toolDescription })),
     authentication: { required: false, schemes: ['bearer'] },
