@@ -200,10 +200,22 @@ export function parseDatabaseUrl(value: string): DatabaseConfig {
   throw new ConfigError('DATABASE_URL', 'unknown scheme (expected sqlite:<path> or postgres://user:pass@host:port/db)');
 }
 
+/** Standard Webhooks: a key of 24 to 64 random bytes; this many at least, or a receiver's library may refuse it. */
+const WEBHOOK_KEY_MIN_BYTES = 24;
+
 function parseWebhookSecret(value: string): void {
   const key = value.startsWith('whsec_') ? value.slice('whsec_'.length) : '';
-  if (key === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
-    throw new ConfigError('WEBHOOK_SECRET', 'must be "whsec_" followed by a base64 key');
+  // Padded base64, as the receivers' libraries decode it (the reference one refuses "abc"): the
+  // decoded bytes written back must give the key as it stands.
+  const bytes = Buffer.from(key, 'base64');
+  if (key === '' || !/^[A-Za-z0-9+/]+={0,2}$/.test(key) || bytes.toString('base64') !== key) {
+    throw new ConfigError('WEBHOOK_SECRET', 'must be "whsec_" followed by a padded base64 key');
+  }
+  if (bytes.length < WEBHOOK_KEY_MIN_BYTES) {
+    throw new ConfigError(
+      'WEBHOOK_SECRET',
+      `the key is ${bytes.length} bytes; use at least ${WEBHOOK_KEY_MIN_BYTES} random bytes, e.g. "whsec_$(openssl rand -base64 32)"`,
+    );
   }
 }
 

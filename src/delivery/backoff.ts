@@ -26,8 +26,20 @@ export function retryDelayMs(failures: number, policy: RetryPolicy, random: () =
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-/** The next run time after a failure, or null when the retry window (from `queuedAt`) is spent. */
-export function nextAttemptAt(queuedAt: Date, now: Date, failures: number, policy: RetryPolicy, random?: () => number): Date | null {
+/**
+ * The next run time after a failure, or null when the retry window (from `queuedAt`) is spent. A
+ * receiver's Retry-After (`askedMs`) is kept to if it is longer than the backoff, up to the cap: a
+ * receiver asking for days would otherwise stall the delivery past anyone's notice.
+ */
+export function nextAttemptAt(
+  queuedAt: Date,
+  now: Date,
+  failures: number,
+  policy: RetryPolicy,
+  random?: () => number,
+  askedMs = 0,
+): Date | null {
   if (now.getTime() - queuedAt.getTime() >= policy.windowMs) return null;
-  return new Date(now.getTime() + retryDelayMs(failures, policy, random));
+  const delay = Math.max(retryDelayMs(failures, policy, random), Math.min(askedMs, policy.capMs));
+  return new Date(now.getTime() + delay);
 }

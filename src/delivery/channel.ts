@@ -4,7 +4,12 @@ import type { DeliveryRecord, Outgoing } from '../storage/store.js';
 export type SendResult =
   | { readonly outcome: 'succeeded' }
   /** Worth trying again later (network error, 5xx, 408, 429, SMTP 4xx). */
-  | { readonly outcome: 'retry'; readonly error: string }
+  | {
+      readonly outcome: 'retry';
+      readonly error: string;
+      /** The receiver's own wait (a webhook's Retry-After): the next attempt is no sooner than this. */
+      readonly retryAfterMs?: number;
+    }
   /** Trying again cannot help (the receiver refused the message for good). */
   | { readonly outcome: 'failed'; readonly error: string };
 

@@ -35,17 +35,32 @@ export function withTransportDefaults(smtpUrl: string): string {
   return url.href;
 }
 
+/**
+ * Control characters (C0, DEL, C1: NEL U+0085 is a line break to Unicode), the line and paragraph
+ * separators, and the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which
+ * would turn the rest of a subject around.
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f\u2028\u2029]+/g;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
 
 /** Collapses line breaks and other control characters, so a value stays on its header line. */
 export function headerSafe(value: string): string {
   return value.replace(CONTROL_CHARACTERS, ' ').replace(/\s+/g, ' ').trim();
 }
 
+/**
+ * headerSafe, and no RFC 2047 encoded-word: a name written "=?UTF-8?B?…?=" would be shown decoded,
+ * as whatever it encodes (a forged "CEO <ceo@…>"), by mail clients, which decode encoded-words in
+ * quoted names too. A zero-width space after each "=" of "=?" leaves nothing to decode, and the name
+ * is shown as it was typed (nodemailer encodes the whole name, as it does any non-ASCII one).
+ */
+export function headerText(value: string): string {
+  return headerSafe(value).replaceAll('=?', '=\u200b?');
+}
+
 export function composeInquiryEmail(inquiry: InquiryRecord, options: Pick<EmailChannelOptions, 'from' | 'to'>) {
-  const name = headerSafe(`${inquiry.firstName} ${inquiry.lastName}`);
-  const company = inquiry.company === null ? '' : headerSafe(inquiry.company);
+  const name = headerText(`${inquiry.firstName} ${inquiry.lastName}`);
+  const company = inquiry.company === null ? '' : headerText(inquiry.company);
   const receivedAt = inquiry.receivedAt.toISOString();
   // One line each: a name with a line break in it cannot add a line of its own (a forged "Email:")
   // to the list. Only the message keeps its lines.
@@ -55,7 +70,7 @@ export function composeInquiryEmail(inquiry: InquiryRecord, options: Pick<EmailC
     ['First name', headerSafe(inquiry.firstName)],
     ['Last name', headerSafe(inquiry.lastName)],
     ['Email', inquiry.email],
-    ['Company', inquiry.company === null ? '—' : company],
+    ['Company', inquiry.company === null ? '—' : headerSafe(inquiry.company)],
     ['Submitted by agent', inquiry.clientId ?? '—'],
   ];
   const text = `${fields.map(([label, value]) => `${label}: ${value}`).join('\n')}\n\nMessage:\n\n${inquiry.message}\n`;
@@ -77,7 +92,7 @@ export function composeInquiryEmail(inquiry: InquiryRecord, options: Pick<EmailC
 
 /** Mail from the service to a person (a claim code): plain text, no field from anyone else. */
 export function composeServiceEmail(message: ServiceMessage, options: Pick<EmailChannelOptions, 'from'>) {
-  return { from: options.from, to: message.to, subject: headerSafe(message.subject), text: message.body };
+  return { from: options.from, to: message.to, subject: headerText(message.subject), text: message.body };
 }
 
 export function createEmailChannel(options: EmailChannelOptions): Channel {
@@ -107,13 +122,28 @@ export function createEmailChannel(options: EmailChannelOptions): Channel {
 /**
  * RFC 5321 §4.2.1: 5yz replies are permanent, 4yz transient. A permanent refusal of the sender,
  * the recipient or the message ends the delivery; anything else (connection, TLS, authentication —
- * which an operator can fix while we keep trying) is retried.
+ * which an operator can fix while we keep trying) is retried. Some 5yz replies to MAIL, RCPT or DATA
+ * are of that kind too: 530 and 538 (RFC 4954 §6, RFC 3207: authentication or STARTTLS required),
+ * and the enhanced codes X.7.x (RFC 3463: security or policy — "relaying denied" without the right
+ * credentials, "must issue STARTTLS first") and X.2.2 (mailbox full, which RFC 3463 calls useful as
+ * a persistent transient error).
  */
 export function classifySmtpError(error: unknown): SendResult {
-  const { responseCode, command, message } = (error ?? {}) as { responseCode?: number; command?: string; message?: string };
+  const { responseCode, command, message, response } = (error ?? {}) as {
+    responseCode?: number;
+    command?: string;
+    message?: string;
+    response?: string;
+  };
   const detail = `SMTP${command ? ` ${command}` : ''}: ${message ?? String(error)}`;
-  const permanent = typeof responseCode === 'number' && responseCode >= 500 && /^(MAIL|RCPT|DATA)/i.test(command ?? '');
-  return permanent ? { outcome: 'failed', error: detail } : { outcome: 'retry', error: detail };
+  const refused = typeof responseCode === 'number' && responseCode >= 500 && /^(MAIL|RCPT|DATA)/i.test(command ?? '');
+  return refused && !operatorCanFix(responseCode, response) ? { outcome: 'failed', error: detail } : { outcome: 'retry', error: detail };
+}
+
+function operatorCanFix(code: number, response = ''): boolean {
+  if (code === 530 || code === 538) return true;
+  const enhanced = /^\d{3}[ -]5\.(\d{1,3})\.(\d{1,3})\b/.exec(response);
+  return enhanced !== null && (enhanced[1] === '7' || (enhanced[1] === '2' && enhanced[2] === '2'));
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

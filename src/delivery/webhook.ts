@@ -13,10 +13,15 @@ export interface WebhookChannelOptions {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-export function webhookPayload(inquiry: InquiryRecord, sentAt: Date) {
+/**
+ * The event's body. Its `timestamp` is when the event happened (Standard Webhooks: "not necessarily
+ * the same of when it was delivered"): the inquiry's receipt, so every attempt sends the same body.
+ * When an attempt was made is `webhook-timestamp`.
+ */
+export function webhookPayload(inquiry: InquiryRecord) {
   return {
     type: 'inquiry.received',
-    timestamp: sentAt.toISOString(),
+    timestamp: inquiry.receivedAt.toISOString(),
     data: {
       reference: inquiry.reference,
       firstName: inquiry.firstName,
@@ -36,12 +41,27 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
-/** A 2xx ends the delivery; 4xx other than 408 and 429 is permanent; anything else is retried. */
-export function classifyWebhookStatus(status: number): SendResult {
+/**
+ * A 2xx ends the delivery; 4xx other than 408 and 429 is permanent; anything else is retried, no
+ * sooner than the receiver's Retry-After if it sent one (Standard Webhooks, "Retry schedule").
+ */
+export function classifyWebhookStatus(status: number, retryAfter: string | null = null, now = new Date()): SendResult {
   if (status >= 200 && status < 300) return { outcome: 'succeeded' };
   const error = `webhook answered HTTP ${status}`;
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) return { outcome: 'failed', error };
-  return { outcome: 'retry', error };
+  const retryAfterMs = retryAfterDelayMs(retryAfter, now);
+  return retryAfterMs === undefined ? { outcome: 'retry', error } : { outcome: 'retry', error, retryAfterMs };
+}
+
+/** RFC 9110 §10.2.3: Retry-After is delay-seconds or an HTTP-date; anything else is ignored. */
+export function retryAfterDelayMs(value: string | null, now: Date): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // An IMF-fixdate or one of the obsolete forms (RFC 9110 §5.6.7): each names a weekday and "GMT".
+  if (!/^[A-Za-z]{3}.* GMT$/.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
 }
 
 export function createWebhookChannel(options: WebhookChannelOptions): Channel {
@@ -53,7 +73,7 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
       if (payload.kind !== 'inquiry') return { outcome: 'failed', error: 'the webhook carries inquiries only' };
       const { inquiry } = payload;
       const sentAt = new Date();
-      const body = JSON.stringify(webhookPayload(inquiry, sentAt));
+      const body = JSON.stringify(webhookPayload(inquiry));
       // One id per delivery, the same on every retry, so the receiver can drop repeats.
       const id = `msg_${delivery.id}`;
       const timestamp = Math.floor(sentAt.getTime() / 1000);
@@ -73,7 +93,7 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
           signal: AbortSignal.timeout(timeoutMs),
         });
         await response.body?.cancel();
-        return classifyWebhookStatus(response.status);
+        return classifyWebhookStatus(response.status, response.headers.get('retry-after'));
       } catch (error) {
         const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
         return { outcome: 'retry', error: `webhook request failed: ${reason}` };

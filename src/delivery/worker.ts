@@ -330,7 +330,7 @@ export class DeliveryWorker {
   /** What an attempt's result means for the delivery: a retry is scheduled, or dead past the window. */
   private outcomeOf(delivery: DeliveryRecord, result: SendResult): AttemptOutcome {
     if (result.outcome !== 'retry') return result;
-    const runAt = nextAttemptAt(delivery.queuedAt, this.now(), delivery.attempts + 1, this.retry);
+    const runAt = nextAttemptAt(delivery.queuedAt, this.now(), delivery.attempts + 1, this.retry, undefined, result.retryAfterMs);
     return runAt === null ? { outcome: 'dead', error: result.error } : { outcome: 'retry', error: result.error, runAt };
   }
 

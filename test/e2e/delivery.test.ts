@@ -1,6 +1,8 @@
 // Delivery over real sockets: the app listening on a port, a real SMTP server and a real webhook
 // receiver. Retries, permanent failures and header-injection attempts end to end.
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PACE, PACE_WINDOW_MS } from '../../src/delivery/pacing.js';
 import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
@@ -126,6 +128,39 @@ describe('email to the studio', () => {
     expect(headerBlock).not.toMatch(/^Bcc:/im);
   });
 
+  it('shows a name written as an RFC 2047 encoded-word as typed, not as what it encodes', async () => {
+    const smtp = await smtpServer();
+    const testApp = await app({ SMTP_URL: smtp.url, INQUIRY_TO });
+    const forged = `=?UTF-8?B?${Buffer.from('CEO <ceo@studio.example>').toString('base64')}?=`;
+    await submit(testApp, validInquiry({ firstName: forged, lastName: 'x', company: forged, email: 'eve@example.com' }));
+    const [mail] = await smtp.waitFor(1);
+    if (!mail) throw new Error('no mail');
+    // mailparser decodes encoded-words in quoted names too, as many mail clients do.
+    const [replyTo] = mail.parsed.replyTo?.value ?? [];
+    expect(replyTo?.address).toBe('eve@example.com');
+    expect(replyTo?.name).not.toContain('CEO');
+    expect(replyTo?.name.replaceAll('\u200b', '')).toBe(`${forged} x`);
+    expect(mail.parsed.subject).not.toContain('CEO');
+    expect(mail.parsed.subject?.replaceAll('\u200b', '')).toContain(`${forged} x (${forged})`);
+    // The body shows the fields as they were sent.
+    expect(mail.parsed.text).toContain(`First name: ${forged}\n`);
+  });
+
+  it('keeps retrying while the SMTP server asks for authentication it was not given (530): the operator can fix that', async () => {
+    const server = new SMTPServer({ authOptional: false, disabledCommands: ['STARTTLS'], logger: false });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.server.address() as AddressInfo;
+    const testApp = await app({ SMTP_URL: `smtp://127.0.0.1:${port}`, INQUIRY_TO });
+    const reference = await submit(testApp, validInquiry());
+    const [pending] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => (d?.attempts ?? 0) >= 2,
+    );
+    expect(pending).toMatchObject({ status: 'pending' });
+    expect(pending?.lastError).toMatch(/530/);
+  });
+
   it('is retried while the SMTP server is down and delivered once it is back', async () => {
     const smtp = await smtpServer();
     await smtp.stop();
@@ -247,6 +282,10 @@ describe('webhook', () => {
     expect(receiver.received.map((r) => r.status)).toEqual([500, 500, 200]);
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
     expect(receiver.received.every((r) => r.verified !== null)).toBe(true);
+    // One event, one body: its timestamp is the inquiry's receipt, whichever attempt carries it.
+    expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
+    const { timestamp, data } = JSON.parse(receiver.received[0]?.body ?? '{}');
+    expect(timestamp).toBe(data.receivedAt);
     const attempts = await testApp.services.store.outbox.attempts(delivery?.id ?? '');
     expect(attempts.map((a) => [a.outcome, a.error])).toEqual([
       ['retry', 'webhook answered HTTP 500'],
@@ -254,6 +293,27 @@ describe('webhook', () => {
       ['succeeded', null],
     ]);
     expect(attempts[1]?.attemptedAt.getTime()).toBeGreaterThan(attempts[0]?.attemptedAt.getTime() ?? 0);
+  });
+
+  it("waits as long as a 503's Retry-After asks before the next attempt", async () => {
+    const receiver = await webhookReceiver();
+    receiver.script.push({ status: 503, headers: { 'retry-after': '2' } });
+    const testApp = await app(
+      { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET },
+      { baseMs: 50, capMs: 5_000, windowMs: 60_000 },
+    );
+    const reference = await submit(testApp, validInquiry());
+    await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'succeeded',
+    );
+    const [first, second] = await testApp.services.store.outbox.attempts(
+      (await testApp.services.store.outbox.forReference(reference))[0]?.id ?? '',
+    );
+    expect(first?.outcome).toBe('retry');
+    expect(second?.outcome).toBe('succeeded');
+    // The backoff would be 25-50 ms: only the receiver's Retry-After makes the wait 2 s.
+    expect((second?.attemptedAt.getTime() ?? 0) - (first?.attemptedAt.getTime() ?? 0)).toBeGreaterThanOrEqual(1_900);
   });
 
   it('treats a 4xx as permanent, but retries 408 and 429', async () => {

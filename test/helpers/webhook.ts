@@ -15,8 +15,8 @@ export interface ReceivedWebhook {
 export interface TestWebhookReceiver {
   readonly url: string;
   readonly received: ReceivedWebhook[];
-  /** Status codes to answer, in order; 200 once they run out. */
-  readonly script: number[];
+  /** Status codes (with headers, if any) to answer, in order; 200 once they run out. */
+  readonly script: (number | { status: number; headers: Record<string, string> })[];
   waitFor(predicate: (received: ReceivedWebhook[]) => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -26,7 +26,7 @@ export const TEST_WEBHOOK_SECRET = `whsec_${Buffer.from('a test secret of thirty
 export async function startWebhookReceiver(secret = TEST_WEBHOOK_SECRET): Promise<TestWebhookReceiver> {
   const verifier = new Webhook(secret);
   const received: ReceivedWebhook[] = [];
-  const script: number[] = [];
+  const script: TestWebhookReceiver['script'] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -38,9 +38,10 @@ export async function startWebhookReceiver(secret = TEST_WEBHOOK_SECRET): Promis
       } catch {
         verified = null;
       }
-      const status = script.shift() ?? 200;
+      const answer = script.shift() ?? 200;
+      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
       received.push({ headers: request.headers, body, status, verified });
-      response.writeHead(status).end();
+      response.writeHead(status, headers).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

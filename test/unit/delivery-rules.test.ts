@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, retryDelayMs } from '../../src/delivery/backoff.js';
 import { classifySmtpError, composeInquiryEmail, headerSafe, withTransportDefaults } from '../../src/delivery/email.js';
-import { classifyWebhookStatus, signWebhook, webhookPayload } from '../../src/delivery/webhook.js';
+import { classifyWebhookStatus, retryAfterDelayMs, signWebhook, webhookPayload } from '../../src/delivery/webhook.js';
 import type { InquiryRecord } from '../../src/storage/store.js';
 import { TEST_WEBHOOK_SECRET } from '../helpers/webhook.js';
 
@@ -67,8 +67,36 @@ describe('webhook', () => {
       clientId: 'agt_123',
       receivedAt: new Date('2026-01-01T00:00:00Z'),
     };
-    expect(webhookPayload(inquiry, new Date()).data).toMatchObject({ client_id: 'agt_123', company: null });
-    expect(webhookPayload({ ...inquiry, clientId: null }, new Date()).data.client_id).toBeNull();
+    expect(webhookPayload(inquiry).data).toMatchObject({ client_id: 'agt_123', company: null });
+    expect(webhookPayload({ ...inquiry, clientId: null }).data.client_id).toBeNull();
+    // The event's time is the inquiry's receipt (Standard Webhooks), not the attempt's.
+    expect(webhookPayload(inquiry).timestamp).toBe('2026-01-01T00:00:00.000Z');
+  });
+
+  it.each([
+    ['120', 120_000],
+    [' 0 ', 0],
+    ['Thu, 01 Jan 2026 00:02:00 GMT', 120_000],
+    ['Wed, 31 Dec 2025 23:00:00 GMT', 0],
+    ['soon', undefined],
+    ['-5', undefined],
+    ['1.5', undefined],
+    ['2026-01-01T00:02:00Z', undefined],
+  ])('reads Retry-After %j as a wait of %s ms (RFC 9110 §10.2.3)', (value, ms) => {
+    expect(retryAfterDelayMs(value, new Date('2026-01-01T00:00:00Z'))).toBe(ms);
+  });
+
+  it('retries a 429 or 503 no sooner than its Retry-After, up to the backoff cap, and never sooner than the backoff', () => {
+    const now = new Date('2026-01-01T00:00:00Z');
+    const asked = classifyWebhookStatus(503, '600', now);
+    expect(asked).toEqual({ outcome: 'retry', error: 'webhook answered HTTP 503', retryAfterMs: 600_000 });
+    const at = (askedMs?: number) => nextAttemptAt(now, now, 1, DEFAULT_RETRY_POLICY, () => 1, askedMs)?.getTime() ?? 0;
+    expect(at(600_000) - now.getTime()).toBe(600_000);
+    expect(at(1_000) - now.getTime()).toBe(10_000);
+    expect(at(7 * 24 * 3_600_000) - now.getTime()).toBe(DEFAULT_RETRY_POLICY.capMs);
+    expect(at() - now.getTime()).toBe(10_000);
+    expect(classifyWebhookStatus(429, 'later').outcome).toBe('retry');
+    expect(classifyWebhookStatus(429, 'later')).not.toHaveProperty('retryAfterMs');
   });
 
   it.each([
@@ -94,19 +122,28 @@ describe('email', () => {
     [{ responseCode: 552, command: 'DATA' }, 'failed'],
     [{ responseCode: 451, command: 'RCPT TO' }, 'retry'],
     [{ responseCode: 535, command: 'AUTH PLAIN' }, 'retry'],
+    // The operator's to fix: authentication or TLS required, a policy refusal, a full mailbox.
+    [{ responseCode: 530, command: 'MAIL FROM', response: '530 Error: authentication Required' }, 'retry'],
+    [{ responseCode: 530, command: 'MAIL FROM', response: '530 5.7.0 Must issue a STARTTLS command first' }, 'retry'],
+    [{ responseCode: 550, command: 'RCPT TO', response: '550 5.7.1 Relaying denied' }, 'retry'],
+    [{ responseCode: 552, command: 'RCPT TO', response: '552 5.2.2 Mailbox full' }, 'retry'],
+    [{ responseCode: 550, command: 'RCPT TO', response: '550 5.1.1 No such user' }, 'failed'],
+    [{ responseCode: 552, command: 'DATA', response: '552 5.3.4 Message too big' }, 'failed'],
     [{ code: 'ECONNREFUSED', command: 'CONN' }, 'retry'],
     [new Error('socket hang up'), 'retry'],
   ])('SMTP error %o → %s', (error, outcome) => {
     expect(classifySmtpError(error).outcome).toBe(outcome);
   });
 
-  it('headerSafe leaves no line break or control character', () => {
+  it('headerSafe leaves no line break, control character or bidi override', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (value) => {
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the property is about control characters
-        expect(headerSafe(value)).not.toMatch(/[\u0000-\u001f\u007f\u2028\u2029]/);
+        expect(headerSafe(value)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
       }),
     );
+    expect(headerSafe('Eve\u0085Email: x@evil.test')).toBe('Eve Email: x@evil.test');
+    expect(headerSafe('Eve \u202Egnp.exe')).toBe('Eve gnp.exe');
   });
 
   it('puts no field of the inquiry into a header unescaped, nor a line of its own into the body', () => {
