@@ -24,6 +24,7 @@ import { countRequests, metricsRoute, UNMATCHED_ROUTE } from './http/routes/metr
 import { openApiRoutes } from './http/routes/openapi.js';
 import { websiteRoutes } from './http/routes/website.js';
 import { securityHeaders } from './http/security-headers.js';
+import { createWindowLimiter } from './inquiries/rate-limit.js';
 import { CONTACT_BODY_LIMIT_BYTES } from './inquiries/schema.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Metrics } from './metrics.js';
@@ -184,7 +185,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile, features });
   await app.register(websiteRoutes, { config, profile: deps.profile });
   await app.register(openApiRoutes, { config, profile: deps.profile });
-  await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth, redis: deps.redis ?? null });
+  // One allowance per client for both doors an inquiry comes in by.
+  const limiter = createWindowLimiter(config.rateLimitInquiries, deps.redis ?? null);
+  await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth, limiter });
   await app.register(agentAuthRoutes, { auth: deps.auth, ...(deps.authRateLimits && { limits: deps.authRateLimits }) });
   await app.register(contactRoute, {
     auth: deps.auth,
@@ -192,7 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     audience: authUrls(config.publicUrl).resource,
     inquiries: deps.inquiries,
     profile: deps.profile,
-    rateLimit: config.rateLimitInquiries,
+    limiter,
   });
   return app;
 }

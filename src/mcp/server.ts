@@ -15,10 +15,10 @@ import {
 import type { AuthUrls } from '../auth/urls.js';
 import { DomainError, IdempotencyConflictError, ValidationError } from '../errors.js';
 import { confirmationText } from '../inquiries/confirmation.js';
+import type { WindowLimiter } from '../inquiries/rate-limit.js';
 import type { InquiryService } from '../inquiries/service.js';
 import type { StudioProfile } from '../studio/profile.js';
 import { ajv, type FieldError } from '../validation/ajv.js';
-import type { WindowLimiter } from './rate-limit.js';
 import { IDEMPOTENCY_KEY_PROPERTY, IDEMPOTENCY_KEY_RULE, TOOLS } from './tools.js';
 
 export const MCP_SERVER_NAME = 'studio-inquiry';
@@ -150,10 +150,16 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
     return invalidFields([...errors, { pointer: '/idempotencyKey', detail: `must be ${IDEMPOTENCY_KEY_RULE}` }]);
   }
   if (errors.length > 0) return invalidFields(errors);
-  // A retry with an idempotencyKey already answered is replayed, not stored: it does not count.
-  const retryAfter = (await context.inquiries.isRetry(idempotencyKey)) ? 0 : await context.limiter.take(context.clientAddress);
-  if (retryAfter > 0) {
-    return toolError(`Rate limited: too many inquiries from this address. Retry after ${retryAfter} seconds.`);
+  // One allowance with POST /api/contact. A retry with an idempotencyKey already answered is
+  // replayed, not stored: it does not count.
+  const { rule } = context.limiter;
+  const verdict =
+    rule === null || (await context.inquiries.isRetry(idempotencyKey)) ? null : await context.limiter.take(context.clientAddress);
+  if (rule !== null && verdict !== null && verdict.retryAfterSeconds > 0) {
+    return toolError(
+      `Rate limited: too many inquiries from this address (at most ${rule.max} per ${rule.window}, over HTTP and MCP together). ` +
+        `Retry after ${verdict.retryAfterSeconds} seconds.`,
+    );
   }
   try {
     const submitted = await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId });

@@ -86,8 +86,8 @@ export function inquiriesArea({ profile }: AreaContext): Area {
       ]),
       429: problemResponse(
         429,
-        'More accepted inquiries from this client address than RATE_LIMIT_INQUIRIES allows; wait Retry-After seconds.',
-        [{ error: 'rate_limited', detail: 'Too many inquiries from this address: at most 5 per 10 minutes. Try again later.' }],
+        'More inquiries from this client address than RATE_LIMIT_INQUIRIES allows (over HTTP and MCP together); wait Retry-After seconds.',
+        [{ error: 'rate_limited', detail: 'Too many inquiries from this address: at most 5 per 10 minutes. Try again in 7 minutes.' }],
         { 'Retry-After': headerRef('Retry-After'), ...RATE_LIMIT_HEADERS },
       ),
       500: problemResponse(500, 'Nothing was stored; send the same inquiry again (with the same Idempotency-Key, if any).', [

@@ -490,6 +490,31 @@ describe('rate limit', () => {
     }
   });
 
+  it('gives a client one allowance for HTTP and MCP together (CONTRACT: inquiries accepted per client IP)', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '2/m' }, listen: true, startWorker: false });
+    try {
+      const client = new Client({ name: 'test-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${limited.baseUrl}/mcp`)));
+      const overHttp = (message: string) =>
+        fetch(`${limited.baseUrl}/api/contact`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(validInquiry({ message })),
+        });
+      expect((await overHttp('one, over HTTP')).status).toBe(200);
+      expect((await call(client, 'submit_inquiry', validInquiry({ message: 'two, over MCP' }))).isError).toBeFalsy();
+      const refused = await call(client, 'submit_inquiry', validInquiry({ message: 'three, over MCP' }));
+      expect(refused.content[0]?.text).toMatch(
+        /^Rate limited: .*at most 2 per 1 minute, over HTTP and MCP together\)\. Retry after \d+ seconds\.$/,
+      );
+      expect((await overHttp('three, over HTTP')).status).toBe(429);
+      expect((await limited.services.store.inquiries.list({ limit: 10 })).length).toBe(2);
+      await client.close();
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('does not count a retry with an idempotencyKey already answered: it is replayed past the limit', async () => {
     const limited = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '1/m' }, listen: true, startWorker: false });
     try {

@@ -125,8 +125,9 @@ describe('the limiters with a Redis that stops answering', () => {
         expect((await send(i)).statusCode).toBe(200);
         expect(Date.now() - started).toBeLessThan(10 * REDIS_COMMAND_TIMEOUT_MS);
       }
-      const { createWindowLimiter } = await import('../../src/mcp/rate-limit.js');
-      expect(await createWindowLimiter({ max: 1, windowMs: 60_000 }, app.services.redis).take(address)).toBe(0);
+      const { createWindowLimiter } = await import('../../src/inquiries/rate-limit.js');
+      // Redis could not say: no verdict, and the request goes through.
+      expect(await createWindowLimiter({ max: 1, windowMs: 60_000 }, app.services.redis).take(address)).toBeNull();
       // The silent connection is dropped, which reports the outage, once.
       await vi.waitUntil(() => logLines.some((line) => line.includes('Redis is not answering')), { timeout: 5_000, interval: 50 });
       expect(logLines.filter((line) => line.includes('Redis is not answering'))).toHaveLength(1);
@@ -137,22 +138,23 @@ describe('the limiters with a Redis that stops answering', () => {
   });
 });
 
-describe('the MCP tool limiter with Redis', () => {
+describe('the inquiry limiter with Redis', () => {
   it('shares one window between instances, and lets requests through when Redis is unreachable', async () => {
     const { Redis } = await import('ioredis');
-    const { createWindowLimiter } = await import('../../src/mcp/rate-limit.js');
+    const { createWindowLimiter } = await import('../../src/inquiries/rate-limit.js');
     const a = new Redis(REDIS_URL);
     const b = new Redis(REDIS_URL);
     const down = new Redis('redis://127.0.0.1:9', { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
     try {
       const config = { max: 2, windowMs: 60_000 };
       const key = `203.0.113.${randomInt(1, 255)}-${MESSAGE_SALT}`;
-      expect(await createWindowLimiter(config, a).take(key)).toBe(0);
-      expect(await createWindowLimiter(config, b).take(key)).toBe(0);
-      const wait = await createWindowLimiter(config, a).take(key);
-      expect(wait).toBeGreaterThan(0);
-      expect(wait).toBeLessThanOrEqual(60);
-      expect(await createWindowLimiter(config, down).take(key)).toBe(0);
+      expect(await createWindowLimiter(config, a).take(key)).toMatchObject({ limit: 2, remaining: 1, retryAfterSeconds: 0 });
+      expect(await createWindowLimiter(config, b).take(key)).toMatchObject({ remaining: 0, retryAfterSeconds: 0 });
+      const refused = await createWindowLimiter(config, a).take(key);
+      expect(refused?.remaining).toBe(0);
+      expect(refused?.retryAfterSeconds).toBeGreaterThan(0);
+      expect(refused?.retryAfterSeconds).toBeLessThanOrEqual(60);
+      expect(await createWindowLimiter(config, down).take(key)).toBeNull();
     } finally {
       a.disconnect();
       b.disconnect();

@@ -401,6 +401,10 @@ describe('rate limit', () => {
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect(limited.headers['ratelimit-remaining']).toBe('0');
     expect(limited.json()).toMatchObject({ status: 429, error: 'rate_limited' });
+    // The rule as configured, and the wait that is left of the window.
+    expect(limited.json().detail).toBe(
+      `Too many inquiries from this address: at most 2 per 1 minute. Try again in ${limited.headers['retry-after']} seconds.`,
+    );
     expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(2);
   });
 

@@ -3,11 +3,12 @@
 // limiter, so mistakes a person corrects in the form do not use up their allowance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
-import type { RateLimitConfig } from '../../config.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
+import type { WindowLimiter } from '../../inquiries/rate-limit.js';
 import { inquirySchema } from '../../inquiries/schema.js';
 import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { problem, sendProblem } from '../problems.js';
 
 export interface ContactRouteOptions {
   readonly auth: Pick<AgentAuth, 'authenticate'>;
@@ -17,34 +18,15 @@ export interface ContactRouteOptions {
   readonly audience: string;
   readonly inquiries: InquiryService;
   readonly profile: StudioProfile;
-  readonly rateLimit: RateLimitConfig | null;
+  /** RATE_LIMIT_INQUIRIES, shared with the MCP tool. */
+  readonly limiter: WindowLimiter;
 }
 
 export async function contactRoute(app: FastifyInstance, options: ContactRouteOptions) {
-  const { inquiries, profile, rateLimit } = options;
+  const { inquiries, profile, limiter } = options;
   app.post(
     '/api/contact',
-    {
-      schema: { body: inquirySchema },
-      // Route hooks run before the limiter's, which @fastify/rate-limit appends to this list.
-      preHandler: [checkIdempotencyKeyHeader],
-      config: {
-        rateLimit: rateLimit
-          ? {
-              max: rateLimit.max,
-              timeWindow: rateLimit.windowMs,
-              hook: 'preHandler',
-              // A retry with an Idempotency-Key already answered is replayed, not stored: it does not count.
-              allowList: (request) => inquiries.isRetry(idempotencyKeyOf(request)),
-              errorResponseBuilder: (_request, context) =>
-                Object.assign(
-                  new Error(`Too many inquiries from this address: at most ${context.max} per ${context.after}. Try again later.`),
-                  { statusCode: 429 },
-                ),
-            }
-          : false,
-      },
-    },
+    { schema: { body: inquirySchema }, preHandler: [checkIdempotencyKeyHeader, limitInquiries] },
     async (request, reply) => {
       const clientId = await bearerClient(request.headers.authorization, reply, options);
       const result = await inquiries.submit(request.body, { idempotencyKey: idempotencyKeyOf(request), clientId });
@@ -52,6 +34,39 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
       return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
     },
   );
+
+  /**
+   * RATE_LIMIT_INQUIRIES, after validation (a person correcting the form uses no allowance), shared
+   * with the MCP tool: the draft IETF RateLimit-* fields on every counted answer, and a 429 with
+   * Retry-After past the limit. A retry with an Idempotency-Key already answered can only be
+   * replayed (or refused), never stored anew: it does not count.
+   */
+  async function limitInquiries(request: FastifyRequest, reply: FastifyReply) {
+    if (limiter.rule === null || (await inquiries.isRetry(idempotencyKeyOf(request)))) return;
+    const verdict = await limiter.take(request.ip);
+    if (verdict === null) return;
+    reply
+      .header('ratelimit-limit', verdict.limit)
+      .header('ratelimit-remaining', verdict.remaining)
+      .header('ratelimit-reset', verdict.resetSeconds);
+    if (verdict.retryAfterSeconds === 0) return;
+    const { max, window } = limiter.rule;
+    return sendProblem(
+      reply.header('retry-after', verdict.retryAfterSeconds),
+      problem(
+        429,
+        'rate_limited',
+        `Too many inquiries from this address: at most ${max} per ${window}. Try again in ${waitText(verdict.retryAfterSeconds)}.`,
+      ),
+    );
+  }
+}
+
+/** "45 seconds", "1 minute", "10 minutes": a wait as a person reads it. */
+export function waitText(seconds: number): string {
+  if (seconds < 120) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minutes`;
 }
 
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {

@@ -4,12 +4,11 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { AgentAuth } from '../../auth/service.js';
 import { authUrls, basePath } from '../../auth/urls.js';
 import type { Config } from '../../config.js';
+import type { WindowLimiter } from '../../inquiries/rate-limit.js';
 import type { InquiryService } from '../../inquiries/service.js';
-import { createWindowLimiter } from '../../mcp/rate-limit.js';
 import { buildMcpServer, MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../mcp/server.js';
 import { TOOLS } from '../../mcp/tools.js';
 import type { StudioProfile } from '../../studio/profile.js';
@@ -45,12 +44,12 @@ export interface McpRouteOptions {
   readonly profile: StudioProfile;
   readonly inquiries: InquiryService;
   readonly auth: Pick<AgentAuth, 'authenticate'>;
-  readonly redis: Redis | null;
+  /** RATE_LIMIT_INQUIRIES, shared with POST /api/contact. */
+  readonly limiter: WindowLimiter;
 }
 
-export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiries, auth, redis }: McpRouteOptions) {
+export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiries, auth, limiter }: McpRouteOptions) {
   const urls = authUrls(config.publicUrl);
-  const limiter = createWindowLimiter(config.rateLimitInquiries, redis);
 
   // MCP transport spec, "Security Warning": validate Origin against DNS rebinding. A browser page
   // from another origin is refused, whatever it sends and before its body is read; clients that

@@ -1,5 +1,6 @@
-// A fixed-window counter per client address for submit_inquiry, with RATE_LIMIT_INQUIRIES' numbers
-// (the HTTP route uses @fastify/rate-limit, a route hook; a tool call is not a route). In memory per
+// RATE_LIMIT_INQUIRIES: a fixed-window counter per client address, one for both doors an inquiry
+// comes in by (POST /api/contact and the MCP tool submit_inquiry), so a client has one allowance
+// however it sends (CONTRACT.md: "inquiries accepted per client IP per window"). In memory per
 // process, or in Redis (shared by every instance) when REDIS_URL is set.
 import { isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
@@ -10,16 +11,29 @@ import type { RateLimitConfig } from '../config.js';
  * bounded and each call costs the same however many addresses there are).
  */
 const MAX_TRACKED_ADDRESSES = 10_000;
-const REDIS_KEY_PREFIX = 'studio-inquiry:mcp-inquiries:';
+const REDIS_KEY_PREFIX = 'studio-inquiry:inquiries:';
 /** INCR, start the window on the first use, and say how long it has left: atomically. */
 const REDIS_WINDOW_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {count, redis.call('PTTL', KEYS[1])}`;
 
+/** What one use of the allowance came to (the draft IETF RateLimit fields, and Retry-After). */
+export interface LimitVerdict {
+  readonly limit: number;
+  /** Uses left in the window after this one. */
+  readonly remaining: number;
+  /** Seconds until the window resets. */
+  readonly resetSeconds: number;
+  /** 0 when allowed; otherwise the seconds to wait. */
+  readonly retryAfterSeconds: number;
+}
+
 export interface WindowLimiter {
-  /** Counts one use; resolves to 0 when allowed, or the seconds until the window resets. */
-  take(address: string): Promise<number>;
+  /** The rule, for messages: at most `max` per `window` (e.g. "10 minutes"); null when off. */
+  readonly rule: { readonly max: number; readonly window: string } | null;
+  /** Counts one use by `address`; null when there is no limit, or Redis could not say. */
+  take(address: string): Promise<LimitVerdict | null>;
 }
 
 export function createWindowLimiter(
@@ -27,11 +41,13 @@ export function createWindowLimiter(
   redis: Redis | null = null,
   now: () => number = Date.now,
 ): WindowLimiter {
-  if (config === null) return { take: async () => 0 };
-  if (redis) return redisLimiter(config, redis);
+  if (config === null) return { rule: null, take: async () => null };
+  const rule = { max: config.max, window: windowText(config.windowMs) };
+  if (redis) return { rule, take: (address) => takeInRedis(config, redis, address) };
   // In the order their windows started (a new window is inserted anew), so the first is the oldest.
   const windows = new Map<string, { count: number; resetAt: number }>();
   return {
+    rule,
     async take(address) {
       const at = now();
       const key = clientKey(address);
@@ -42,18 +58,39 @@ export function createWindowLimiter(
         window = { count: 0, resetAt: at + config.windowMs };
         windows.set(key, window);
       }
-      if (window.count >= config.max) return Math.max(1, Math.ceil((window.resetAt - at) / 1000));
-      window.count++;
-      return 0;
+      const allowed = window.count < config.max;
+      if (allowed) window.count++;
+      return verdict(config, window.count, window.resetAt - at, allowed);
     },
   };
+}
+
+function verdict(config: RateLimitConfig, count: number, leftMs: number, allowed: boolean): LimitVerdict {
+  const resetSeconds = Math.max(1, Math.ceil(leftMs / 1000));
+  return {
+    limit: config.max,
+    remaining: Math.max(0, config.max - count),
+    resetSeconds,
+    retryAfterSeconds: allowed ? 0 : resetSeconds,
+  };
+}
+
+/** "10 minutes", "1 hour", "30 seconds": the window as RATE_LIMIT_INQUIRIES gave it. */
+export function windowText(windowMs: number): string {
+  const [size, unit] =
+    windowMs % 3_600_000 === 0
+      ? [windowMs / 3_600_000, 'hour']
+      : windowMs % 60_000 === 0
+        ? [windowMs / 60_000, 'minute']
+        : [windowMs / 1000, 'second'];
+  return `${size} ${unit}${size === 1 ? '' : 's'}`;
 }
 
 /**
  * What a client address counts under: an IPv4 address as it is, one mapped into IPv6 (::ffff:a.b.c.d,
  * RFC 4291 §2.5.5.2, however it is written) as that IPv4 address, and any other IPv6 address by the
  * /64 it is in, since one host or site is given a whole /64 (RFC 6177) and can send from any address
- * in it. @fastify/rate-limit keys the HTTP route the same way.
+ * in it.
  */
 export function clientKey(address: string): string {
   if (!isIPv6(address)) return address;
@@ -85,19 +122,15 @@ function dottedAsGroups(part: string): string[] {
   return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)];
 }
 
-function redisLimiter(config: RateLimitConfig, redis: Redis): WindowLimiter {
-  return {
-    async take(address) {
-      try {
-        const [count, ttlMs] = (await redis.eval(REDIS_WINDOW_SCRIPT, 1, `${REDIS_KEY_PREFIX}${clientKey(address)}`, config.windowMs)) as [
-          number,
-          number,
-        ];
-        return count > config.max ? Math.max(1, Math.ceil(ttlMs / 1000)) : 0;
-      } catch {
-        // Redis unreachable: let the inquiry through rather than lose it.
-        return 0;
-      }
-    },
-  };
+async function takeInRedis(config: RateLimitConfig, redis: Redis, address: string): Promise<LimitVerdict | null> {
+  try {
+    const [count, ttlMs] = (await redis.eval(REDIS_WINDOW_SCRIPT, 1, `${REDIS_KEY_PREFIX}${clientKey(address)}`, config.windowMs)) as [
+      number,
+      number,
+    ];
+    return verdict(config, Math.min(count, config.max), ttlMs, count <= config.max);
+  } catch {
+    // Redis unreachable: let the inquiry through rather than lose it.
+    return null;
+  }
 }

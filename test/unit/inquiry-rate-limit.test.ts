@@ -1,9 +1,12 @@
-// The MCP tool's window limiter in memory: per client key, IPv6 addresses by their /64, and a bounded
-// number of addresses tracked.
+// The inquiry limiter (both doors) in memory: per client key, IPv6 addresses by their /64, the
+// RateLimit fields it answers with, and a bounded number of addresses tracked.
 import { BlockList } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clientKey, createWindowLimiter } from '../../src/mcp/rate-limit.js';
+import { clientKey, createWindowLimiter, type WindowLimiter, windowText } from '../../src/inquiries/rate-limit.js';
+
+/** The seconds to wait after one more use: 0 when allowed. */
+const waitAfter = async (limiter: WindowLimiter, address: string) => (await limiter.take(address))?.retryAfterSeconds;
 
 /** The eight groups of an IPv6 address as numbers, read by an independent route: Node's URL parser. */
 function groupsOf(address: string): number[] {
@@ -54,24 +57,50 @@ describe('clientKey', () => {
 describe('the window limiter in memory', () => {
   it('counts the addresses of one /64 against one window', async () => {
     const limiter = createWindowLimiter({ max: 2, windowMs: 60_000 }, null, () => 0);
-    expect(await limiter.take('2001:db8::1')).toBe(0);
-    expect(await limiter.take('2001:db8::2')).toBe(0);
-    expect(await limiter.take('2001:db8:0:0:ffff::3')).toBe(60);
-    expect(await limiter.take('2001:db8:0:1::1')).toBe(0); // the next /64
+    expect(await waitAfter(limiter, '2001:db8::1')).toBe(0);
+    expect(await waitAfter(limiter, '2001:db8::2')).toBe(0);
+    expect(await waitAfter(limiter, '2001:db8:0:0:ffff::3')).toBe(60);
+    expect(await waitAfter(limiter, '2001:db8:0:1::1')).toBe(0); // the next /64
+  });
+
+  it('answers with the limit, what is left and when the window resets, and names its rule', async () => {
+    let time = 0;
+    const limiter = createWindowLimiter({ max: 2, windowMs: 600_000 }, null, () => time);
+    expect(limiter.rule).toEqual({ max: 2, window: '10 minutes' });
+    expect(await limiter.take('192.0.2.9')).toEqual({ limit: 2, remaining: 1, resetSeconds: 600, retryAfterSeconds: 0 });
+    time = 15_500;
+    expect(await limiter.take('192.0.2.9')).toEqual({ limit: 2, remaining: 0, resetSeconds: 585, retryAfterSeconds: 0 });
+    expect(await limiter.take('192.0.2.9')).toEqual({ limit: 2, remaining: 0, resetSeconds: 585, retryAfterSeconds: 585 });
+    time = 600_000;
+    expect(await limiter.take('192.0.2.9')).toMatchObject({ remaining: 1, retryAfterSeconds: 0 });
+    expect(createWindowLimiter(null).rule).toBeNull();
+    expect(await createWindowLimiter(null).take('192.0.2.9')).toBeNull();
+  });
+
+  it.each([
+    [1_000, '1 second'],
+    [45_000, '45 seconds'],
+    [60_000, '1 minute'],
+    [600_000, '10 minutes'],
+    [90_000, '90 seconds'],
+    [3_600_000, '1 hour'],
+    [7_200_000, '2 hours'],
+  ])('writes a window of %i ms as "%s"', (windowMs, text) => {
+    expect(windowText(windowMs)).toBe(text);
   });
 
   it('forgets the oldest window once it tracks 10,000 addresses, so a call costs the same however many there are', async () => {
     let time = 0;
     const limiter = createWindowLimiter({ max: 1, windowMs: 3_600_000 }, null, () => time);
-    expect(await limiter.take('192.0.2.1')).toBe(0);
-    expect(await limiter.take('192.0.2.1')).toBeGreaterThan(0);
+    expect(await waitAfter(limiter, '192.0.2.1')).toBe(0);
+    expect(await waitAfter(limiter, '192.0.2.1')).toBeGreaterThan(0);
     for (let i = 0; i < 10_000; i++) {
       time += 1;
       await limiter.take(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
     }
     // The first address's window was the oldest: forgotten, it starts anew.
-    expect(await limiter.take('192.0.2.1')).toBe(0);
+    expect(await waitAfter(limiter, '192.0.2.1')).toBe(0);
     // The most recent ones are still counted.
-    expect(await limiter.take('10.0.39.15')).toBeGreaterThan(0);
+    expect(await waitAfter(limiter, '10.0.39.15')).toBeGreaterThan(0);
   });
 });
