@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { normaliseReference } from '../inquiries/reference.js';
 import type { DeliveryRecord, InquiryRecord, Store } from '../storage/store.js';
-import { csvRecord, deliverySummary, iso, lastErrors, printable, table } from './format.js';
+import { csvRecord, deliverySummary, iso, lastErrors, parseInstant, printable, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -16,6 +16,11 @@ export type Work = (store: Store) => Promise<number>;
 export class UsageError extends Error {}
 
 const DEFAULT_LIST_LIMIT = 50;
+/**
+ * `list` reads the deliveries of its inquiries with one IN-list of their references, and SQLite
+ * takes at most 32,766 parameters in a statement; `export` reads any number, a page at a time.
+ */
+export const LIST_LIMIT_MAX = 10_000;
 const EXPORT_PAGE_SIZE = 500;
 
 const out = (text: string) => process.stdout.write(text);
@@ -26,17 +31,19 @@ const fail = (message: string): number => {
 
 function parseSince(value: Values[string]): Date | undefined {
   if (typeof value !== 'string') return undefined;
-  // Date.parse alone accepts things like "5"; insist on an ISO date (a bare date means UTC midnight).
-  const date = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime())) {
-    throw new UsageError(`--since "${value}" is not an ISO date such as 2025-01-31 or 2025-01-31T09:00:00Z`);
+  const date = parseInstant(value);
+  if (date === undefined) {
+    throw new UsageError(`--since "${value}" is not a real ISO date such as 2025-01-31 or 2025-01-31T09:00:00Z (no zone means UTC)`);
   }
   return date;
 }
 
 function parseLimit(value: Values[string]): number {
   if (typeof value !== 'string') return DEFAULT_LIST_LIMIT;
-  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--limit "${value}" is not a positive whole number`);
+  // Compared as a number only once it is known to be digits; beyond 2^53 it is still far above the maximum.
+  if (!/^[1-9]\d*$/.test(value) || Number(value) > LIST_LIMIT_MAX) {
+    throw new UsageError(`--limit "${value}" is not a whole number from 1 to ${LIST_LIMIT_MAX} (export gives them all)`);
+  }
   return Number(value);
 }
 

@@ -1,5 +1,5 @@
-// Text output of the CLI: terminal-safe strings, a plain aligned table, delivery summaries and CSV.
-// Nothing here touches the store or the process; the functions only turn values into text.
+// Text in and out of the CLI: terminal-safe strings, a plain aligned table, delivery summaries, CSV,
+// the dates options take, and errors in words. Nothing here touches the store or the process.
 import type { DeliveryRecord } from '../storage/store.js';
 
 /** The longest cell a table shows; the full value is in `show` and `--json`. */
@@ -24,6 +24,45 @@ function cell(text: string): string {
 
 export function iso(date: Date | null): string {
   return date === null ? '-' : date.toISOString();
+}
+
+// 2025-01-31, 2025-01-31T09:00, 2025-01-31T09:00:00.250+01:00 (RFC 3339 also allows a space for the T).
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+const MS_PER_MINUTE = 60_000;
+
+/**
+ * An ISO 8601 date or date-time as an instant, or undefined when the text is none or names no
+ * real day or time. Date alone reads 2025-02-30 as March 2nd and 24:00 as the next day, and a
+ * date-time without a zone in the machine's time zone; here that is UTC, like a bare date and like
+ * every time the CLI prints, so the same command means the same instant on every machine.
+ */
+export function parseInstant(text: string): Date | undefined {
+  const match = ISO_DATE_TIME.exec(text);
+  if (!match) return undefined;
+  const field = (group: number) => Number(match[group] ?? 0);
+  const [year, month, day, hour, minute, second] = [field(1), field(2), field(3), field(4), field(5), field(6)];
+  const [zoneHours, zoneMinutes] = [field(10), field(11)];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, 0); // day 0 of the next month: the last day of this one
+  const real = month >= 1 && month <= 12 && day >= 1 && day <= date.getUTCDate() && hour <= 23 && minute <= 59 && second <= 59;
+  if (!real || zoneHours > 23 || zoneMinutes > 59) return undefined;
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, Number((match[7] ?? '').padEnd(3, '0').slice(0, 3)));
+  const offsetMinutes = (match[9] === '-' ? -1 : 1) * (zoneHours * 60 + zoneMinutes);
+  return new Date(date.getTime() - offsetMinutes * MS_PER_MINUTE);
+}
+
+/**
+ * A system error in words: "no space left on device" for Node's "ENOSPC: no space left on device,
+ * write"; any other error's first line.
+ */
+export function systemErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = message.split('\n')[0] ?? '';
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return line;
+  return /^[A-Z]+: (.+?)(?:, \w+(?: '.*')?)?$/.exec(line)?.[1] ?? (line || code);
 }
 
 /** A left-aligned table with a header row, columns separated by two spaces. */

@@ -2,18 +2,19 @@
 // inbox, export it, and re-queue deliveries that failed. It reads the same environment as the server
 // (DATABASE_URL above all) and opens the same database, but it never starts the delivery worker:
 // sending stays with the server, so running the CLI beside it cannot send anything twice.
-import { existsSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import type { Store } from '../storage/store.js';
-import { exportInquiries, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
+import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
+import { systemErrorText } from './format.js';
+import { InboxError, openInbox } from './inbox.js';
 
 const USAGE = `Usage: studio-inquiry <command> [options]
 
 Commands:
   list [--limit N] [--since <ISO date>] [--json]
-      The newest inquiries (50 unless --limit) with each channel's delivery state, attempts
-      and last error.
+      The newest inquiries (50 unless --limit, at most ${LIST_LIMIT_MAX}) with each channel's
+      delivery state, attempts and last error.
   show <reference> [--json]
       One inquiry in full with its deliveries and every delivery attempt.
   export --format csv|json [--since <ISO date>] [--output <file>]
@@ -23,8 +24,10 @@ Commands:
   help
       This text.
 
+An ISO date is a day (2025-01-31) or a date-time (2025-01-31T09:00:00Z); one without a zone is UTC.
 Configuration comes from the same environment variables as the server, notably
-DATABASE_URL (default sqlite:data/studio.db, relative to the current directory).
+DATABASE_URL (default sqlite:data/studio.db, relative to the current directory). The CLI
+never creates or upgrades the database: that is the server's part, as it starts.
 Exit codes: 0 success, 1 error (configuration, database, unknown reference), 2 wrong usage.
 `;
 
@@ -98,29 +101,20 @@ async function openConfiguredStore(): Promise<Store | number> {
     process.stderr.write(`studio-inquiry: invalid configuration: ${error.message}\n`);
     return 1;
   }
-  // Opening a SQLite path creates the file. For the server that is the first start; for the CLI it
-  // almost always means the wrong directory or DATABASE_URL, and an empty new inbox would hide that.
-  const { database } = config;
-  if (database.kind === 'sqlite' && database.path !== ':memory:' && !existsSync(database.path)) {
-    process.stderr.write(`studio-inquiry: DATABASE_URL: no database at ${database.path} (set DATABASE_URL or change directory)\n`);
-    return 1;
-  }
   try {
-    // Loaded here rather than at the top: the store and the service graph behind it take most of the
-    // start-up time, which `help` and a mistyped option should not wait for.
-    const { openStore } = await import('../services.js');
-    return await openStore(config);
+    return await openInbox(config.database);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const line = message.startsWith('DATABASE_URL') ? message : `DATABASE_URL: cannot open the database: ${message}`;
-    process.stderr.write(`studio-inquiry: ${line.split('\n')[0]}\n`);
+    if (!(error instanceof InboxError)) throw error;
+    process.stderr.write(`studio-inquiry: DATABASE_URL: ${error.message}\n`);
     return 1;
   }
 }
 
-// `studio-inquiry list | head` closes the pipe early; that is the reader's choice, not an error.
-// Exiting at once is safe: the commands that write to stdout only read from the database.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  // `studio-inquiry list | head` closes the pipe early; that is the reader's choice, not an error.
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw error;
+  // Any other failure (a full disk, a file system gone read-only) loses output: a line, not a stack
+  // trace. Exiting at once is safe: a command writes to stdout only after its one write has committed.
+  process.stderr.write(`studio-inquiry: cannot write the output: ${systemErrorText(error)}\n`);
+  process.exit(1);
 });

@@ -112,19 +112,43 @@ export async function openDatabase(config: DatabaseConfig, options: OpenOptions 
   if (config.kind === 'postgres') return openPostgres(config.url, options);
   if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
   const sqlite = new SQLite(config.path);
-  // WAL lets readers (health, CLI) run beside the writer; synchronous=FULL makes every commit
-  // durable on disk before it returns, which is what "answered 200" promises (CONTRACT.md).
+  // WAL lets readers (health, CLI) run beside the writer.
   sqlite.pragma('journal_mode = WAL');
+  const database = connectSqlite(sqlite);
+  try {
+    await migrateToLatest(database.db as Kysely<unknown>);
+  } catch (error) {
+    await database.db.destroy(); // closes the file: a caller that goes on (a test, the CLI) holds no handle
+    throw error;
+  }
+  return database;
+}
+
+/**
+ * Opens a database the service has set up, as it is: nothing is created (a SQLite file must
+ * exist), converted (its journal mode is left alone) or migrated. For the CLI, which reads the
+ * schema's version (readSchemaVersion) before anything else and refuses one it was not built for:
+ * migrating is the service's part (README, "Upgrades").
+ */
+export async function openExistingDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<OpenDatabase> {
+  if (config.kind === 'postgres') return connectPostgres(config.url, options);
+  const sqlite = new SQLite(config.path, { fileMustExist: true });
+  try {
+    return connectSqlite(sqlite);
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+}
+
+/** A Kysely handle on an open SQLite file, with the settings every connection of the service has. */
+function connectSqlite(sqlite: SQLite.Database): OpenDatabase {
+  // synchronous=FULL makes every commit durable on disk before it returns, which is what
+  // "answered 200" promises (CONTRACT.md).
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
-  try {
-    await migrateToLatest(db as Kysely<unknown>);
-  } catch (error) {
-    await db.destroy(); // closes the file: a caller that goes on (a test, the CLI) holds no handle
-    throw error;
-  }
   const probe = sqlite.prepare('select 1');
   // Throws once the database is closed, like any other query.
   return { db, dialect: 'sqlite', ping: async () => void probe.get() };
@@ -179,6 +203,11 @@ async function openPostgres(url: string, options: OpenOptions): Promise<OpenData
   } finally {
     await migrator.destroy();
   }
+  return connectPostgres(url, options);
+}
+
+/** The service's pool of connections to a PostgreSQL database, as a Kysely handle. */
+function connectPostgres(url: string, options: OpenOptions): OpenDatabase {
   const pool = postgresPool(
     url,
     {

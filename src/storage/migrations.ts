@@ -1,6 +1,6 @@
 // Schema migrations, run on every start (already applied ones are skipped). Written with Kysely's
 // schema builder and portable types so that SQLite and PostgreSQL share them.
-import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 
 const migrations: Record<string, Migration> = {
   '001_inquiries_and_outbox': {
@@ -247,4 +247,32 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed`, { cause: error });
   }
+}
+
+/** Which of the migrations a database records, against those of this release. */
+export interface SchemaVersion {
+  /** The migrations the database records as applied, by name; none where the service never ran on it. */
+  readonly applied: readonly string[];
+  /** This release's migrations, in order: the schema it expects has them all and no other. */
+  readonly expected: readonly string[];
+}
+
+/**
+ * Reads which migrations a database records (Kysely's migration table), changing nothing: a
+ * database without that table records none. The service migrates as it starts; the CLI only
+ * checks, so that it never upgrades a schema under running instances of an older release.
+ */
+export async function readSchemaVersion(db: Kysely<unknown>): Promise<SchemaVersion> {
+  const expected = Object.keys(migrations).sort();
+  // On PostgreSQL the table is looked for where the migrator puts it: the first schema of the search
+  // path. SQLite answers 0 or 1, PostgreSQL false or true.
+  const table = sql.lit(DEFAULT_MIGRATION_TABLE);
+  const found =
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? sql<{ present: unknown }>`select to_regclass(${table}) is not null as present`
+      : sql<{ present: unknown }>`select count(*) > 0 as present from sqlite_master where type = 'table' and name = ${table}`;
+  const [answer] = (await found.execute(db)).rows;
+  if (!answer?.present) return { applied: [], expected };
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)} order by name`.execute(db);
+  return { applied: rows.map((row) => row.name), expected };
 }

@@ -1,13 +1,21 @@
 // The CLI as the studio runs it: `node bin/studio-inquiry.js …` as a child process against a real
 // SQLite database written by the real application, with a webhook channel whose first delivery fails.
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/storage/database.js';
 import type { DeliveryRecord } from '../../src/storage/store.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { BACKENDS, type FreshDatabase, POSTGRES_ADMIN_URL } from '../helpers/databases.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
 
 const BIN = fileURLToPath(new URL('../../bin/studio-inquiry.js', import.meta.url));
@@ -56,6 +64,31 @@ function cli(args: readonly string[], env: Record<string, string> = {}): Promise
       },
     );
   });
+}
+
+/** Runs the CLI with its standard output on `path` (a device such as /dev/full), as `> path` does. */
+function cliWritingTo(path: string, args: readonly string[]): Promise<Omit<Run, 'stdout'>> {
+  const fd = openSync(path, 'w');
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: app.dir,
+    stdio: ['ignore', fd, 'pipe'],
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: `sqlite:${database}`, LOG_LEVEL: 'silent' },
+  });
+  closeSync(fd);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stderr })));
+}
+
+/** A port on this machine that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 async function waitForDelivery(reference: string, done: (delivery: DeliveryRecord) => boolean): Promise<DeliveryRecord> {
@@ -252,5 +285,192 @@ describe('studio-inquiry CLI', () => {
 
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^studio-inquiry: DATABASE_URL: no database at .*missing/);
+  });
+
+  it('says in one line why the database cannot be opened, never with the password', async () => {
+    const port = await closedPort();
+    const unknown = `studio_inquiry_test_missing_${randomBytes(6).toString('hex')}`;
+    const notSqlite = join(app.dir, 'notes.txt');
+    writeFileSync(notSqlite, 'Not a database, only notes. '.repeat(40));
+    const [refused, missing, nobody, text] = await Promise.all([
+      cli(['list'], { DATABASE_URL: `postgres://postgres:hunter2-secret@127.0.0.1:${port}/studio` }),
+      cli(['list'], {
+        DATABASE_URL: POSTGRES_ADMIN_URL.replace(/\/\/postgres@/, '//postgres:hunter2-secret@').replace(/\/postgres$/, `/${unknown}`),
+      }),
+      cli(['list'], { DATABASE_URL: POSTGRES_ADMIN_URL.replace(/\/\/postgres@/, `//${unknown}:hunter2-secret@`) }),
+      cli(['list'], { DATABASE_URL: `sqlite:${notSqlite}` }),
+    ]);
+    const cannotOpen = 'studio-inquiry: DATABASE_URL: cannot open the database: ';
+    expect(refused.stderr).toBe(`${cannotOpen}connection refused at 127.0.0.1:${port}\n`);
+    expect(missing.stderr).toBe(`${cannotOpen}database "${unknown}" does not exist\n`);
+    expect(nobody.stderr).toBe(`${cannotOpen}role "${unknown}" does not exist\n`);
+    expect(text.stderr).toBe(`${cannotOpen}file is not a database\n`);
+    for (const run of [refused, missing, nobody, text]) {
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('refuses a --limit beyond 10,000 and a --since that is no real day, as usage errors', async () => {
+    const [huge, above, most, february30, notLeap, leap, noHour] = await Promise.all([
+      cli(['list', '--limit', '99999999999999999999']),
+      cli(['list', '--limit', '10001']),
+      cli(['list', '--limit', '10000']),
+      cli(['list', '--since', '2025-02-30']),
+      cli(['export', '--format', 'csv', '--since', '2025-02-29']),
+      cli(['list', '--since', '2024-02-29']),
+      cli(['list', '--since', '2025-01-31T24:00:00Z']),
+    ]);
+    for (const run of [huge, above]) {
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('is not a whole number from 1 to 10000');
+    }
+    expect(most.code).toBe(0);
+    for (const run of [february30, notLeap, noHour]) {
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('is not a real ISO date');
+    }
+    expect(leap.code).toBe(0);
+    expect(leap.stdout.split('\n')).toHaveLength(5); // the header, three inquiries and the end
+  });
+
+  it('reads a --since without a zone as UTC, whatever the time zone of the machine', async () => {
+    const [newest] = JSON.parse((await cli(['list', '--limit', '1', '--json'])).stdout) as { reference: string; receivedAt: string }[];
+    if (!newest) throw new Error('no inquiry listed');
+    // The newest inquiry's time of arrival in UTC, to the second, without a zone: at or before it.
+    const atOrBefore = newest.receivedAt.slice(0, 19);
+    const after = new Date(Date.parse(`${atOrBefore}Z`) + 1_000).toISOString().slice(0, 19);
+    const [west, east] = await Promise.all([
+      // Read in New York's time, the first would be five hours later and leave the inquiry out;
+      // read in Tokyo's, the second would be nine hours earlier and take it in.
+      cli(['list', '--json', '--since', atOrBefore], { TZ: 'America/New_York' }),
+      cli(['list', '--json', '--since', after], { TZ: 'Asia/Tokyo' }),
+    ]);
+    expect(JSON.parse(west.stdout).map((entry: { reference: string }) => entry.reference)).toContain(newest.reference);
+    expect(JSON.parse(east.stdout)).toEqual([]);
+  });
+
+  it('says in one line that the output cannot be written, as on a full disk', async () => {
+    const runs = await Promise.all([
+      cliWritingTo('/dev/full', ['list']),
+      cliWritingTo('/dev/full', ['export', '--format', 'csv']),
+      cliWritingTo('/dev/full', ['help']),
+    ]);
+    for (const run of runs) {
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe('studio-inquiry: cannot write the output: no space left on device\n');
+    }
+  });
+});
+
+// The CLI never migrates: against a database without the inbox or with another release's schema,
+// every command, reading or writing, refuses in one line and leaves the database as it was.
+describe.each(BACKENDS)('studio-inquiry CLI on a database it was not built for ($name)', ({ fresh }) => {
+  const COMMANDS = [['list'], ['show', 'INQ-7K2M9Q'], ['export', '--format', 'json'], ['requeue', '--all']];
+
+  /** A database's tables, and the migrations it records (Kysely's table), read without the code under test. */
+  async function schemaOf(config: DatabaseConfig): Promise<{ tables: string[]; migrations: string[] }> {
+    const [tablesQuery, migrationsQuery] = [
+      config.kind === 'sqlite'
+        ? "select name from sqlite_master where type = 'table' order by name"
+        : "select tablename as name from pg_tables where schemaname = 'public' order by tablename",
+      'select name from kysely_migration order by name',
+    ];
+    if (config.kind === 'sqlite') {
+      const sqlite = new SQLite(config.path, { readonly: true });
+      try {
+        const tables = sqlite.prepare(tablesQuery).pluck().all() as string[];
+        const migrations = tables.includes('kysely_migration') ? (sqlite.prepare(migrationsQuery).pluck().all() as string[]) : [];
+        return { tables, migrations };
+      } finally {
+        sqlite.close();
+      }
+    }
+    const client = new pg.Client({ connectionString: config.url });
+    await client.connect();
+    try {
+      const tables = (await client.query<{ name: string }>(tablesQuery)).rows.map((row) => row.name);
+      const migrations = tables.includes('kysely_migration')
+        ? (await client.query<{ name: string }>(migrationsQuery)).rows.map((row) => row.name)
+        : [];
+      return { tables, migrations };
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** A database the service has set up, then changed by `statement` (on Kysely's migration table). */
+  async function inboxChangedBy(statement: string): Promise<FreshDatabase> {
+    const changed = await fresh();
+    const { db } = await openDatabase(changed.config);
+    try {
+      await sql.raw(statement).execute(db);
+    } finally {
+      await db.destroy();
+    }
+    return changed;
+  }
+
+  /** Runs every command against `database`: each must fail with `line`, and leave the schema as it was. */
+  async function expectRefused(database: FreshDatabase, line: (before: { migrations: string[] }) => string): Promise<void> {
+    try {
+      const before = await schemaOf(database.config);
+      const runs = await Promise.all(COMMANDS.map((args) => cli(args, { DATABASE_URL: database.url })));
+      for (const run of runs) {
+        expect(run.code).toBe(1);
+        expect(run.stdout).toBe('');
+        expect(run.stderr).toBe(`studio-inquiry: DATABASE_URL: ${line(before)}\n`);
+      }
+      expect(await schemaOf(database.config)).toEqual(before);
+    } finally {
+      await database.drop();
+    }
+  }
+
+  it('works on one at this release', async () => {
+    const current = await inboxChangedBy('select 1');
+    try {
+      const [listed, requeued] = await Promise.all([
+        cli(['list'], { DATABASE_URL: current.url }),
+        cli(['requeue', '--all'], { DATABASE_URL: current.url }),
+      ]);
+      expect(listed).toEqual({ code: 0, stdout: 'No inquiries.\n', stderr: '' });
+      expect(requeued).toMatchObject({ code: 0, stdout: 'Nothing to re-queue: no failed or dead deliveries.\n' });
+    } finally {
+      await current.drop();
+    }
+  });
+
+  it('refuses one that holds no inbox and creates nothing in it', async () => {
+    const empty = await fresh();
+    if (empty.config.kind === 'sqlite') {
+      const sqlite = new SQLite(empty.config.path);
+      sqlite.exec('create table notes (x)');
+      sqlite.close();
+    }
+    const where = empty.config.kind === 'sqlite' ? empty.config.path : `database "${empty.url.split('/').pop()}" on 127.0.0.1:5432`;
+    await expectRefused(empty, () => `no inbox at ${where} (no studio-inquiry tables); check the address`);
+  });
+
+  it('refuses one that an older release set up, and does not upgrade it', async () => {
+    const older = await inboxChangedBy('delete from kysely_migration where name = (select max(name) from kysely_migration)');
+    await expectRefused(
+      older,
+      ({ migrations }) =>
+        `the inbox's schema is at version ${migrations.length}, this release expects ${migrations.length + 1}: run the service once to upgrade it`,
+    );
+  });
+
+  it('refuses one that a newer release upgraded', async () => {
+    const newer = await inboxChangedBy(
+      "insert into kysely_migration (name, timestamp) values ('999_from_a_newer_release', '2030-01-01T00:00:00.000Z')",
+    );
+    await expectRefused(
+      newer,
+      ({ migrations }) =>
+        `the inbox's schema is at version ${migrations.length}, this release knows up to ${migrations.length - 1}: ` +
+        "a newer release has upgraded it (migration 999_from_a_newer_release); use that release's CLI",
+    );
   });
 });
