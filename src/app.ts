@@ -66,6 +66,7 @@ const EXPOSED_HEADERS = [
   'WWW-Authenticate',
   'X-Request-Id',
   'Idempotent-Replayed',
+  'Inquiry-Outcome',
   'Mcp-Session-Id',
 ];
 

@@ -74,6 +74,13 @@ export const headers: Record<string, Json> = {
     description: 'Present when the answer is a replay of an earlier request with the same Idempotency-Key and body.',
     schema: { type: 'string', const: 'true' },
   },
+  'Inquiry-Outcome': {
+    description:
+      'What became of the inquiry: `created` (stored anew), `duplicate` (the same email and message as one received in the last ' +
+      "10 minutes: folded into it, answered with its reference, and this one's other fields not stored) or `replayed` (the same " +
+      'Idempotency-Key and body as an earlier request).',
+    schema: { type: 'string', enum: ['created', 'duplicate', 'replayed'] },
+  },
   'Cache-Control': { description: 'How long the response may be cached.', schema: { type: 'string', examples: ['public, max-age=3600'] } },
   'Access-Control-Allow-Origin': { description: 'Readable from any origin.', schema: { type: 'string', const: '*' } },
   Allow: { description: 'The methods this path answers.', schema: { type: 'string', const: 'POST' } },

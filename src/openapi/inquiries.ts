@@ -47,6 +47,7 @@ export function inquiriesArea({ profile }: AreaContext): Area {
         headers: {
           ...RATE_LIMIT_HEADERS,
           'Idempotent-Replayed': headerRef('Idempotent-Replayed'),
+          'Inquiry-Outcome': headerRef('Inquiry-Outcome'),
           'WWW-Authenticate': headerRef('WWW-Authenticate'),
         },
         content: {

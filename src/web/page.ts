@@ -1,7 +1,8 @@
 // The contact page (GET /): plain HTML rendered once from the studio profile. No inline script or
 // style (the CSP forbids both): the look is /assets/site.css, the form's behaviour /assets/site.js.
-// Without JavaScript the page still reads well and names the studio's email address; the form is
-// rendered hidden (site.js shows it), as without the script it could only post to a dead end.
+// The form is rendered hidden and a note with the studio's email address shown in its place: without
+// the script (off, blocked, failed or still loading) the form could only post to a dead end. site.js
+// shows the form and hides the note.
 import { basePath } from '../auth/urls.js';
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
@@ -22,9 +23,12 @@ interface FieldSpec {
   readonly label: string;
   readonly type: 'text' | 'email' | 'textarea';
   readonly autocomplete: string;
+  /** The schema's maxLength, in characters (code points) as the API counts them. */
   readonly maxLength: number;
   readonly required: boolean;
   readonly hint?: string;
+  /** Shows a live count against maxLength: for the one field whose limit a person can reach. */
+  readonly counted?: boolean;
 }
 
 const FIELDS: readonly FieldSpec[] = [
@@ -61,6 +65,7 @@ const FIELDS: readonly FieldSpec[] = [
     maxLength: INQUIRY_LIMITS.messageMaxLength,
     required: true,
     hint: 'What are you planning, and roughly when? Links, budget and deadlines all help.',
+    counted: true,
   },
 ];
 
@@ -106,7 +111,7 @@ ${websiteLink}
 <section id="inquiry" class="inquiry" aria-labelledby="inquiry-title">
 <h2 id="inquiry-title">Start a project</h2>
 <p class="inquiry__intro">Tell us a little about it. We reply within ${responseTime}.</p>
-<noscript><p class="notice">This form needs JavaScript. You can also write to us at <a href="${mailto}">${email}</a>.</p></noscript>
+<p id="inquiry-fallback" class="notice">Email us at <a href="${mailto}">${email}</a>: what are you planning, and roughly when?</p>
 <form id="inquiry-form" class="form" action="${e(root)}${CONTACT_PATH}" method="post" novalidate hidden data-studio-email="${email}">
 <p class="form__note">All fields are required unless marked optional.</p>
 <div class="form__row">
@@ -115,8 +120,8 @@ ${FIELDS.map(renderField).join('\n')}
 <div class="form__actions">
 <button type="submit" class="button"><span class="button__label">Send inquiry</span></button>
 </div>
-<div id="form-status" class="status" role="status" aria-live="polite" tabindex="-1"></div>
 </form>
+<div id="form-status" class="status" role="status" aria-live="polite" tabindex="-1"></div>
 </section>
 <section class="services" aria-labelledby="services-title">
 <h2 id="services-title">Services</h2>
@@ -144,19 +149,25 @@ ${profile.services.map((service) => `<li class="service"><h3 class="service__nam
 
 function renderField(field: FieldSpec): string {
   const id = field.name;
-  const describedBy = field.hint ? ` aria-describedby="${id}-hint"` : '';
+  const describedBy = [field.hint ? `${id}-hint` : '', field.counted ? `${id}-count` : ''].filter(Boolean).join(' ');
   const required = field.required ? ' required' : '';
-  const common = `id="${id}" name="${id}" maxlength="${field.maxLength}" autocomplete="${field.autocomplete}"${required}${describedBy}`;
+  // No maxlength: browsers cut what is pasted beyond it without a word, and count UTF-16 units (an
+  // emoji is two), where the API counts characters. site.js checks data-max-length before sending.
+  const common = `id="${id}" name="${id}" data-max-length="${field.maxLength}" autocomplete="${field.autocomplete}"${required}${describedBy ? ` aria-describedby="${describedBy}"` : ''}`;
   const control =
     field.type === 'textarea'
       ? `<textarea ${common} rows="7"></textarea>`
       : `<input ${common} type="${field.type}"${field.type === 'email' ? ' inputmode="email" spellcheck="false"' : ''}>`;
   const optional = field.required ? '' : ' <span class="field__optional">(optional)</span>';
   const hint = field.hint ? `\n<p class="field__hint" id="${id}-hint">${e(field.hint)}</p>` : '';
+  // The count is read with the field (aria-describedby); the live region says it aloud only near the limit.
+  const count = field.counted
+    ? `\n<p class="field__count" id="${id}-count">Up to ${field.maxLength.toLocaleString('en-US')} characters</p>\n<p class="visually-hidden" id="${id}-count-live" aria-live="polite"></p>`
+    : '';
   const wide = field.name === 'firstName' || field.name === 'lastName' ? '' : ' field--wide';
   return `<div class="field${wide}" data-field="${id}" data-label="${e(field.label)}">
 <label class="field__label" for="${id}">${e(field.label)}${optional}</label>${hint}
-${control}
+${control}${count}
 <p class="field__error" id="${id}-error" hidden></p>
 </div>`;
 }

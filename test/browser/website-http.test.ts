@@ -55,7 +55,7 @@ describe('GET /', () => {
     expect(new Set(urlsIn(html))).toEqual(new Set([`${BASE}/`, exampleStudioProfile.website.replace(/\/?$/, '/')]));
   });
 
-  it('gives each field a label and the maximum length of the Inquiry schema', async () => {
+  it('gives each field a label and the maximum length of the Inquiry schema, and states the message’s', async () => {
     testApp = await start();
     const html = (await get('/')).body;
     const expected = {
@@ -67,12 +67,18 @@ describe('GET /', () => {
     };
     for (const [name, maxLength] of Object.entries(expected)) {
       expect(html).toMatch(new RegExp(`<label class="field__label" for="${name}">`));
-      expect(html).toMatch(new RegExp(`<(input|textarea) id="${name}" name="${name}" maxlength="${maxLength}"`));
+      expect(html).toMatch(new RegExp(`<(input|textarea) id="${name}" name="${name}" data-max-length="${maxLength}"`));
     }
+    // No maxlength: browsers cut a longer paste without a word, counting UTF-16 units, not characters.
+    expect(html).not.toContain('maxlength');
+    expect(html).toMatch(/<textarea id="message"[^>]* aria-describedby="message-hint message-count"/);
+    expect(html).toContain('<p class="field__count" id="message-count">Up to 10,000 characters</p>');
     expect(html).toContain('action="/api/contact" method="post"');
-    // Hidden until site.js takes it over: without the script it could only post form data to a JSON API.
+    // Hidden until site.js takes it over: without the script it could only post form data to a JSON
+    // API. Until then (or if the script never runs) the email address stands in its place.
     expect(html).toMatch(/<form id="inquiry-form"[^>]* hidden[ >]/);
-    expect(html).toMatch(/<noscript>[\s\S]*This form needs JavaScript[\s\S]*mailto:[\s\S]*<\/noscript>/);
+    expect(html).toMatch(/<p id="inquiry-fallback" class="notice">Email us at <a href="mailto:[^"]+">/);
+    expect(html).not.toContain('<noscript>');
   });
 
   it('escapes every profile value and links the website only when it is http(s)', async () => {

@@ -54,14 +54,25 @@ interface Session {
   readonly pageErrors: string[];
 }
 
+interface PageOptions {
+  readonly javaScriptEnabled?: boolean;
+  /** 'active' emulates Windows High Contrast: chromium then forces the system colours, as Windows does. */
+  readonly forcedColors?: 'active' | 'none';
+  /** Runs on the new page before it loads the contact page (routes, a fake clock). */
+  readonly before?: (page: Page) => Promise<unknown>;
+}
+
 const sessions: Session[] = [];
 afterEach(async () => {
   for (const session of sessions.splice(0)) await session.context.close();
 });
 
 /** A fresh context and page on the contact page, recording requests, console errors, page errors and CSP violations. */
-async function openPage(viewport = DESKTOP, { javaScriptEnabled = true } = {}): Promise<Session> {
-  const context = await launched(launch).newContext({ viewport, locale: 'en-GB', javaScriptEnabled });
+async function openPage(
+  viewport = DESKTOP,
+  { javaScriptEnabled = true, forcedColors = 'none', before }: PageOptions = {},
+): Promise<Session> {
+  const context = await launched(launch).newContext({ viewport, locale: 'en-GB', javaScriptEnabled, forcedColors });
   context.setDefaultTimeout(10_000);
   // CSP violations also reach the console, but the event names the directive and the blocked URL.
   await context.addInitScript(`
@@ -78,6 +89,7 @@ async function openPage(viewport = DESKTOP, { javaScriptEnabled = true } = {}): 
     if (message.type() === 'error' || message.type() === 'warning') session.consoleErrors.push(`${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => session.pageErrors.push(error.message));
+  await before?.(page);
   const response = await page.goto(`${base}/`, { waitUntil: 'load' });
   expect(response?.status()).toBe(200);
   return session;
@@ -88,8 +100,26 @@ const activeElement = (page: Page) =>
   page.evaluate<{ id: string; tag: string; text: string }>(
     '({ id: document.activeElement.id, tag: document.activeElement.tagName, text: document.activeElement.textContent.trim() })',
   );
+/** The computed top border of the element the selector finds. */
+const borderOf = (page: Page, selector: string) =>
+  page.evaluate<{ width: number; style: string; color: string }>(
+    `(() => { const s = getComputedStyle(document.querySelector('${selector}')); return { width: parseFloat(s.borderTopWidth), style: s.borderTopStyle, color: s.borderTopColor }; })()`,
+  );
 const contactPosts = (session: Session) => session.requests.filter((r) => r.method === 'POST' && r.url === `${base}/api/contact`);
 const countInquiries = async () => (await testApp.services.store.inquiries.list({ limit: 10_000 })).length;
+
+/** Holds every answer of POST /api/contact back until the returned function is called. */
+async function holdAnswers(page: Page): Promise<() => void> {
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route(`${base}/api/contact`, async (route) => {
+    await held;
+    await route.continue();
+  });
+  return () => release();
+}
 
 async function fillForm(page: Page, values: { firstName: string; lastName: string; email: string; company?: string; message: string }) {
   await page.getByLabel('First name').fill(values.firstName);
@@ -145,7 +175,6 @@ describe('the contact page', () => {
     for (const label of ['First name', 'Last name', 'Email', 'Company (optional)', 'Message']) {
       expect(await page.getByLabel(label, { exact: true }).count(), label).toBe(1);
     }
-    expect(await page.getByLabel('Message').getAttribute('maxlength')).toBe('10000');
   });
 
   it('sends the form: the confirmation with a reference appears and the mail with that reference reaches the studio', async () => {
@@ -234,8 +263,8 @@ describe('the contact page', () => {
       expect(await page.locator(`#${id}-error`).textContent()).toBe(`${label} is required.`);
     }
     expect(await page.locator('#company').getAttribute('aria-invalid')).toBeNull();
-    // The message keeps its hint and gains the error.
-    expect(await page.locator('#message').getAttribute('aria-describedby')).toBe('message-hint message-error');
+    // The message keeps its hint and its count and gains the error.
+    expect(await page.locator('#message').getAttribute('aria-describedby')).toBe('message-hint message-count message-error');
     expect((await activeElement(page)).id).toBe('firstName');
     expect(contactPosts(session)).toHaveLength(0);
   });
@@ -267,7 +296,7 @@ describe('the contact page', () => {
     await page.keyboard.press('Enter');
     const text = await confirmation(page);
     const reference = referenceOf(text);
-    // Focus moves to the confirmation (the button was disabled while sending).
+    // Focus moves to the confirmation (the form it was in has been emptied).
     expect((await activeElement(page)).id).toBe('form-status');
     const stored = (await testApp.services.store.inquiries.list({ limit: 10 })).find((inquiry) => inquiry.reference === reference);
     expect(stored).toMatchObject({ firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com', company: null });
@@ -280,17 +309,10 @@ describe('the contact page', () => {
     const before = await countInquiries();
     await fillForm(page, { firstName: 'Edsger', lastName: 'Dijkstra', email: 'edsger@example.com', message: 'Twice?' });
     // Hold the answer back so the busy state can be seen.
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    await page.route(`${base}/api/contact`, async (route) => {
-      await held;
-      await route.continue();
-    });
+    const release = await holdAnswers(page);
     await page.getByRole('button', { name: 'Send inquiry' }).dblclick();
     await page.getByRole('button', { name: 'Sending…' }).waitFor();
-    expect(await page.getByRole('button', { name: 'Sending…' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Sending…' }).getAttribute('aria-disabled')).toBe('true');
     expect(await page.locator('form').getAttribute('aria-busy')).toBe('true');
     await page.getByLabel('Email').press('Enter'); // and Enter in a field while sending
     release();
@@ -343,7 +365,7 @@ describe('the contact page', () => {
     expect(await page.getByRole('region', { name: 'Services' }).getByRole('listitem').count()).toBe(testApp.profile.services.length);
     const notice = page.locator('#inquiry .notice');
     expect(await notice.isVisible()).toBe(true);
-    expect(await notice.textContent()).toContain('This form needs JavaScript');
+    expect(await notice.textContent()).toMatch(/^Email us at /);
     const mailto = notice.getByRole('link', { name: testApp.profile.email });
     expect(await mailto.isVisible()).toBe(true);
     expect(await mailto.getAttribute('href')).toBe(`mailto:${testApp.profile.email}`);
@@ -402,7 +424,10 @@ describe('the contact page', () => {
 
     await send.click();
     await page.locator('#form-status.status--error').waitFor();
-    expect(await status.textContent()).toContain('Please try again in 2 minutes.');
+    // Plainly not sent, and the other way to reach the studio, as every error says.
+    expect(await status.textContent()).toBe(
+      `Your inquiry was not sent: too many inquiries have come from your connection. Please try again in 2 minutes, or email us at ${testApp.profile.email}.`,
+    );
 
     await send.click();
     await page.getByText('Something went wrong on our side').waitFor();
@@ -452,6 +477,268 @@ describe('the contact page', () => {
     expect(mobile.consoleErrors).toEqual([]);
     expect(mobile.pageErrors).toEqual([]);
     expect(await cspViolations(mobile.page)).toEqual([]);
+  });
+
+  it('states the message’s limit, counts it in characters as the API does, and refuses a longer one without cutting it', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const message = page.getByLabel('Message');
+    const count = page.locator('#message-count');
+    const spoken = page.locator('#message-count-live');
+    expect((await message.getAttribute('aria-describedby'))?.split(' ')).toContain('message-count');
+    expect(await count.textContent()).toBe('0 / 10,000 characters');
+
+    // A short brief: counted, and nothing said aloud (only near the limit, or it would talk over the typing).
+    await message.fill('A short brief.');
+    expect(await count.textContent()).toBe('14 / 10,000 characters');
+    await page.waitForTimeout(1_500);
+    expect(await spoken.textContent()).toBe('');
+
+    // A pasted brief over the limit is kept whole, its end included, and the count says by how much.
+    const long = `${'Project brief. '.repeat(800)}THE END`;
+    await fillForm(page, { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', message: long });
+    expect(await message.inputValue()).toBe(long);
+    expect(await count.textContent()).toBe('12,007 / 10,000 characters: 2,007 too many');
+    await page.locator('#message-count-live', { hasText: '2,007 characters too many.' }).waitFor({ state: 'attached' });
+
+    // Sending it is refused here, with the limit named on the field: nothing is sent, nothing confirmed.
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    expect(await page.locator('#message-error').textContent()).toBe('Message must be at most 10,000 characters long (it has 12,007).');
+    expect(await message.getAttribute('aria-invalid')).toBe('true');
+    expect((await activeElement(page)).id).toBe('message');
+    expect(await page.getByRole('status').textContent()).toBe('Please correct the highlighted field.');
+    expect(contactPosts(session)).toHaveLength(0);
+
+    // Still too long while being shortened: the error follows; within the limit, it goes.
+    await message.fill('x'.repeat(10_001));
+    expect(await page.locator('#message-error').textContent()).toBe('Message must be at most 10,000 characters long (it has 10,001).');
+    await message.fill('x'.repeat(9_990));
+    expect(await message.getAttribute('aria-invalid')).toBeNull();
+    expect(await page.getByRole('status').textContent()).toBe('');
+    await page.locator('#message-count-live', { hasText: '10 characters left.' }).waitFor({ state: 'attached' });
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    const reference = referenceOf(await confirmation(page));
+    const stored = (await testApp.services.store.inquiries.list({ limit: 10 })).find((inquiry) => inquiry.reference === reference);
+    expect(stored?.message).toBe('x'.repeat(9_990));
+  });
+
+  it('takes a brief of 6,000 emoji whole: one character each, as the API counts them, not two', async () => {
+    const { page } = await openPage();
+    const brief = '🎨'.repeat(6_000); // 12,000 UTF-16 units
+    await fillForm(page, { firstName: 'Emoji', lastName: 'Painter', email: 'emoji@example.com', message: brief });
+    expect(await page.getByLabel('Message').inputValue()).toBe(brief);
+    expect(await page.locator('#message-count').textContent()).toBe('6,000 / 10,000 characters');
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    const reference = referenceOf(await confirmation(page));
+    const stored = (await testApp.services.store.inquiries.list({ limit: 10 })).find((inquiry) => inquiry.reference === reference);
+    expect(stored?.message).toBe(brief);
+  });
+
+  it('shows the studio’s email address instead of the form while the script is missing, and only the form once it runs', async () => {
+    for (const failure of ['blocked', 'not found', 'server error'] as const) {
+      const session = await openPage(DESKTOP, {
+        before: (page) =>
+          page.route(`${base}/assets/site.js*`, (route) =>
+            failure === 'blocked'
+              ? route.abort('blockedbyclient')
+              : route.fulfill({ status: failure === 'not found' ? 404 : 500, body: '' }),
+          ),
+      });
+      const { page } = session;
+      const notice = page.locator('#inquiry-fallback');
+      expect(await notice.isVisible(), failure).toBe(true);
+      expect(await notice.textContent(), failure).not.toContain('JavaScript');
+      const mailto = notice.getByRole('link', { name: testApp.profile.email });
+      expect(await mailto.getAttribute('href')).toBe(`mailto:${testApp.profile.email}`);
+      expect(await page.locator('#inquiry-form').isVisible(), failure).toBe(false);
+    }
+
+    const { page } = await openPage();
+    expect(await page.locator('#inquiry-form').isVisible()).toBe(true);
+    expect(await page.locator('#inquiry-fallback').isVisible()).toBe(false);
+  });
+
+  it('says when a resend was folded into the inquiry it repeats, and confirms a replay of its own retry as usual', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const send = page.getByRole('button', { name: 'Send inquiry' });
+    const status = page.getByRole('status');
+    const inquiry = { lastName: 'Tpyo', email: 'jhon@example.com', company: 'Acme', message: 'Please call me back about a redesign.' };
+    await fillForm(page, { firstName: 'Jhon', ...inquiry });
+    await send.click();
+    const reference = referenceOf(await confirmation(page));
+
+    // The name corrected and sent again: the server keeps only the first inquiry's fields, and
+    // marks such an answer Inquiry-Outcome: duplicate.
+    await fillForm(page, { firstName: 'John', ...inquiry });
+    const folded = page.waitForResponse((response) => response.url() === `${base}/api/contact`);
+    await send.click();
+    expect((await folded).headers()['inquiry-outcome']).toBe('duplicate');
+    await page.locator('#form-status.status--notice').waitFor();
+    expect(await status.textContent()).toBe(
+      `We already have this inquiry (reference ${reference}). To correct or add something, reply to our email, or write to us at ${testApp.profile.email}.`,
+    );
+    expect(await page.getByLabel('First name').inputValue()).toBe('John'); // the correction is still there to copy
+    const stored = await testApp.services.store.inquiries.list({ limit: 100 });
+    expect(stored.filter((row) => row.email === inquiry.email).map((row) => row.firstName)).toEqual(['Jhon']);
+
+    // A new inquiry whose answer is lost on the way: the retry under the same key is replayed.
+    let lost = false;
+    await page.route(`${base}/api/contact`, async (route) => {
+      if (lost) return route.continue();
+      lost = true;
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    await fillForm(page, { firstName: 'Grace', lastName: 'Hopper', email: 'grace.h@example.com', message: 'A second project.' });
+    await send.click();
+    await page.getByText('We could not reach our server').waitFor();
+    const replayed = page.waitForResponse((response) => response.url() === `${base}/api/contact`);
+    await send.click();
+    expect((await replayed).headers()['idempotent-replayed']).toBe('true');
+    expect(await confirmation(page)).toMatch(REFERENCE_IN_TEXT);
+    const keys = contactPosts(session)
+      .slice(-2)
+      .map((post) => post.headers['idempotency-key']);
+    expect(keys[0]).toBe(keys[1]);
+  });
+
+  it('keeps the error summary in step as the flagged fields are corrected', async () => {
+    const { page } = await openPage();
+    const status = page.getByRole('status');
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    expect(await status.textContent()).toBe('Please correct the 4 highlighted fields.');
+    await page.getByLabel('First name').fill('Ada');
+    expect(await status.textContent()).toBe('Please correct the 3 highlighted fields.');
+    await page.getByLabel('Last name').fill('Lovelace');
+    expect(await status.textContent()).toBe('Please correct the 2 highlighted fields.');
+    // Edited but still blank, a field stays flagged, as sending it would find it.
+    await page.getByLabel('Email').fill('   ');
+    expect(await page.locator('#email-error').textContent()).toBe('Email is required.');
+    expect(await status.textContent()).toBe('Please correct the 2 highlighted fields.');
+    await page.getByLabel('Email').fill('ada@example.com');
+    expect(await status.textContent()).toBe('Please correct the highlighted field.');
+    await page.getByLabel('Message').fill('Hello.');
+    expect(await status.textContent()).toBe('');
+    expect(await status.getAttribute('class')).toBe('status');
+    expect(await page.locator('[aria-invalid]').count()).toBe(0);
+  });
+
+  it('keeps focus on the Send button while sending and says that it is sending', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const release = await holdAnswers(page);
+    await fillForm(page, { firstName: 'Tim', lastName: 'Berners-Lee', email: 'tim@example.com', message: 'A web.' });
+    await page.getByLabel('Message').press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Sending…' }).waitFor();
+    expect(await activeElement(page)).toMatchObject({ tag: 'BUTTON', text: 'Sending…' });
+    expect(await page.getByRole('status').textContent()).toBe('Sending your inquiry…');
+    await page.keyboard.press('Enter'); // pressed again while sending: ignored
+    release();
+    await confirmation(page);
+    expect((await activeElement(page)).id).toBe('form-status');
+    expect(contactPosts(session)).toHaveLength(1);
+  });
+
+  it('gives up on an answer that has not come after 30 seconds, and retries under the same Idempotency-Key', async () => {
+    let answer = false;
+    const session = await openPage(DESKTOP, {
+      before: async (page) => {
+        await page.clock.install();
+        // The first request is never answered; the page's retry goes through.
+        await page.route(`${base}/api/contact`, (route) => (answer ? route.continue() : undefined));
+      },
+    });
+    const { page } = session;
+    await fillForm(page, { firstName: 'Vint', lastName: 'Cerf', email: 'vint@example.com', message: 'Packets.' });
+    const send = page.getByRole('button', { name: 'Send inquiry' });
+    await send.click();
+    await page.getByRole('button', { name: 'Sending…' }).waitFor();
+    await page.clock.runFor(29_000);
+    expect(await page.locator('form').getAttribute('aria-busy')).toBe('true'); // still waiting
+    await page.clock.runFor(1_000);
+    await page.getByText('We could not reach our server').waitFor();
+    expect(await page.locator('form').getAttribute('aria-busy')).toBe('false');
+    expect(await page.getByLabel('Message').inputValue()).toBe('Packets.');
+
+    answer = true;
+    await send.click();
+    expect(await confirmation(page)).toMatch(REFERENCE_IN_TEXT);
+    const keys = contactPosts(session).map((post) => post.headers['idempotency-key']);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+  });
+
+  it('explains other refusals in plain words, not in the server’s technical detail', async () => {
+    const session = await openPage();
+    const { page } = session;
+    const refusals: { status: number; detail: string; says: string }[] = [
+      { status: 413, detail: 'The body is larger than 65536 bytes.', says: 'it is longer than our server accepts. Please shorten it' },
+      { status: 415, detail: 'Send the request body as JSON with Content-Type: application/json.', says: 'our server could not accept it' },
+      { status: 422, detail: 'This Idempotency-Key was used with another body.', says: 'our server could not accept it' },
+      { status: 400, detail: 'The Idempotency-Key header must be 1-255 visible ASCII characters.', says: 'our server could not accept it' },
+      { status: 403, detail: 'Forbidden by policy.', says: 'our server could not accept it' },
+    ];
+    const answers = [...refusals];
+    await page.route(`${base}/api/contact`, (route) => {
+      const answer = answers.shift();
+      return route.fulfill({
+        status: answer?.status,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ type: 'about:blank', title: 'Refused', status: answer?.status, detail: answer?.detail }),
+      });
+    });
+    await fillForm(page, { firstName: 'Radia', lastName: 'Perlman', email: 'radia@example.com', message: 'Spanning trees.' });
+    for (const refusal of refusals) {
+      const shown = page.locator('#form-status.status--error', { hasText: refusal.says });
+      await page.getByRole('button', { name: 'Send inquiry' }).click(); // the status says "Sending…" until the answer
+      await shown.waitFor();
+      const text = (await shown.textContent()) ?? '';
+      expect(text, String(refusal.status)).toMatch(/^Your inquiry was not sent: /);
+      expect(text, String(refusal.status)).not.toContain(refusal.detail);
+      expect(text, String(refusal.status)).toContain(`or email us at ${testApp.profile.email}.`);
+    }
+  });
+
+  it('in forced colours (Windows High Contrast), draws the Send button’s border', async () => {
+    const { page } = await openPage(DESKTOP, { forcedColors: 'active' });
+    const button = await borderOf(page, 'button[type="submit"]');
+    expect(button.width).toBeGreaterThanOrEqual(1);
+    expect(button.style).toBe('solid');
+    expect(button.color).not.toBe('rgba(0, 0, 0, 0)');
+  });
+
+  it('in forced colours (Windows High Contrast), marks invalid fields without the shadows it drops', async () => {
+    const { page } = await openPage(DESKTOP, { forcedColors: 'active' });
+    await page.getByLabel('Company (optional)').fill('Acme');
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    expect((await borderOf(page, '#email')).width).toBeGreaterThan((await borderOf(page, '#company')).width);
+  });
+
+  it('beside the form (60rem and wider), leaves the services room to read', async () => {
+    for (const width of [960, 1024, 1100, 1280]) {
+      const { page } = await openPage({ width, height: 900 });
+      const widths = await page.evaluate<number[]>(
+        "[...document.querySelectorAll('.service__description')].map((element) => element.getBoundingClientRect().width)",
+      );
+      expect(Math.min(...widths), `at ${width} px`).toBeGreaterThanOrEqual(240);
+    }
+  });
+
+  it('on a window shorter than the form, brings each focused control into view', async () => {
+    // 1920×1080 at 200 % zoom.
+    const { page } = await openPage({ width: 960, height: 540 });
+    await page.getByLabel('First name').focus();
+    for (const id of ['firstName', 'lastName', 'email', 'company', 'message', '']) {
+      const focused = await page.evaluate<{ id: string; top: number; bottom: number }>(
+        '(() => { const r = document.activeElement.getBoundingClientRect(); return { id: document.activeElement.id, top: r.top, bottom: r.bottom }; })()',
+      );
+      expect(focused.id).toBe(id);
+      expect(focused.top, id || 'the Send button').toBeGreaterThanOrEqual(0);
+      expect(focused.bottom, id || 'the Send button').toBeLessThanOrEqual(540);
+      await page.keyboard.press('Tab');
+    }
   });
 });
 

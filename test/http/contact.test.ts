@@ -360,6 +360,9 @@ describe('duplicate submissions', () => {
     const first = await post(validInquiry());
     const again = await post(validInquiry({ email: 'ADA@example.com', firstName: 'Augusta' }));
     expect(referenceOf(again.body)).toBe(referenceOf(first.body));
+    // Said, so that a client (the contact page) can tell the person their changes were not kept.
+    expect(first.headers['inquiry-outcome']).toBe('created');
+    expect(again.headers['inquiry-outcome']).toBe('duplicate');
     expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(1);
     expect(await testApp.services.store.outbox.forReference(referenceOf(first.body))).toHaveLength(1);
   });
@@ -376,6 +379,7 @@ describe('duplicate submissions', () => {
     expect(stored).toEqual([expect.objectContaining({ firstName: 'Ada', company: 'Typo Ltd' })]);
     const replayed = await post(repeat, { 'idempotency-key': 'repeat-1' });
     expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.headers['inquiry-outcome']).toBe('replayed');
     expect(referenceOf(replayed.body)).toBe(referenceOf(first.body));
     expect(await testApp.services.store.outbox.forReference(referenceOf(first.body))).toHaveLength(1);
   });
