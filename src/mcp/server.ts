@@ -32,6 +32,12 @@ export interface McpContext {
   /** The caller's address (rate limit) and, with a valid bearer token, its client id. */
   readonly clientAddress: string;
   readonly clientId: string | null;
+  /**
+   * A bearer token came and was not accepted (bad, expired, revoked, another audience): the call
+   * goes on without it, as on HTTP, and submit_inquiry says so in its result, since MCP clients act
+   * on a 401 but do not read WWW-Authenticate on a 200.
+   */
+  readonly tokenRejected: boolean;
 }
 
 const result = (structured: Record<string, unknown>): CallToolResult => ({
@@ -163,17 +169,23 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
   }
   try {
     const submitted = await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId });
-    return result({
+    const sent = result({
       reference: submitted.reference,
       responseTime: context.profile.responseTime,
       confirmation: confirmationText(context.profile, submitted.reference),
     });
+    if (!context.tokenRejected) return sent;
+    const note =
+      'The inquiry was sent, but without your client id: the bearer token was not accepted (invalid, expired or revoked). ' +
+      `To be named as its sender next time, get a new token (see ${context.urls.mcpProtectedResourceMetadata}).`;
+    return { ...sent, content: [...sent.content, { type: 'text', text: note }] };
   } catch (error) {
     if (error instanceof ValidationError) return invalidFields(error.errors);
     if (error instanceof IdempotencyConflictError) {
       return toolError('This idempotencyKey was already used with different arguments. Use a new key for a new inquiry.');
     }
-    if (error instanceof DomainError) return toolError(`${error.message}${error.retryable ? ' Nothing was stored; call again.' : ''}`);
+    // Its message says what to do (an inquiry not stored: "… Please try again in a moment.").
+    if (error instanceof DomainError) return toolError(error.message);
     throw error;
   }
 }

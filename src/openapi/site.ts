@@ -121,6 +121,20 @@ export function siteArea({ config }: AreaContext): Area {
           { 'text/html': { schema: text } },
         ),
       },
+      '/docs/': {
+        get: {
+          operationId: 'getApiReferenceWithSlash',
+          summary: 'The API reference, asked for with a trailing slash',
+          description: 'Redirects to /docs, whose files are named relative to it.',
+          tags: ['Documentation'],
+          responses: {
+            301: {
+              description: 'Moved to /docs (a relative Location, which holds under a PUBLIC_URL path too).',
+              headers: { Location: { description: 'Where the reference is.', schema: { type: 'string', const: '../docs' } } },
+            },
+          },
+        },
+      },
       '/docs/{file}': { get: filesGet('getApiReferenceFile', 'A file of the API reference page', 'Documentation', docsFiles) },
       '/': {
         get: documentGet('getHomePage', 'The contact page', 'The studio’s page with the contact form, for people.', 'Website', {

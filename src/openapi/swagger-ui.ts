@@ -50,6 +50,9 @@ export async function swaggerUiRoutes(app: FastifyInstance, { https }: { https: 
     });
   };
   serve(DOCS_PATH, await readFile(fromPage('index.html')), 'text/html; charset=utf-8', PAGE_CACHE);
+  // The page names its files relative to itself (docs/…, so that a PUBLIC_URL path holds): under
+  // /docs/ they would be looked for in /docs/docs/. Relative too, this redirect holds under a path.
+  app.get(`${DOCS_PATH}/`, async (_request, reply) => reply.code(301).header('location', `..${DOCS_PATH}`).send());
   for (const [file, asset] of Object.entries(DOCS_ASSETS)) {
     serve(`${DOCS_PATH}/${file}`, await readFile(asset.source()), asset.type, ASSET_CACHE);
   }

@@ -91,11 +91,13 @@ describe(`the service under ${PREFIX}, behind a proxy`, () => {
     }
   });
 
-  it('renders the API reference at /docs from its files under the prefix', async () => {
-    const { context, page, requests, pageErrors } = await openPage('/docs');
+  it.each(['/docs', '/docs/'])('renders the API reference at /docs from its files under the prefix (asked for as %s)', async (path) => {
+    const { context, page, requests, pageErrors } = await openPage(path);
     try {
       await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 15_000 });
-      expect(requests.filter(({ status }) => status !== 200)).toEqual([]);
+      // With a trailing slash the relative file names would miss: it is redirected, under the prefix.
+      expect(page.url()).toBe(`${publicUrl}/docs`);
+      expect(requests.filter(({ status }) => status !== 200)).toEqual(path === '/docs' ? [] : [{ url: `${publicUrl}/docs/`, status: 301 }]);
       expect(requests.map(({ url }) => new URL(url).pathname)).toEqual(
         expect.arrayContaining([`${PREFIX}/docs/swagger-ui-bundle.js`, `${PREFIX}/openapi.json`]),
       );

@@ -157,6 +157,7 @@ describe('tools', () => {
     const submitted = await call(client, 'submit_inquiry', validInquiry({ message: 'attributed over MCP' }));
     const stored = await testApp.services.store.inquiries.findByReference(String(submitted.structuredContent?.reference));
     expect(stored?.clientId).toBe(registration.body.client_id);
+    expect(submitted.content).toHaveLength(1);
     await client.close();
 
     const bad = await connect({ authorization: 'Bearer not-a-token' });
@@ -164,6 +165,12 @@ describe('tools', () => {
     expect(anonymous.isError).toBeFalsy();
     const storedAnonymous = await testApp.services.store.inquiries.findByReference(String(anonymous.structuredContent?.reference));
     expect(storedAnonymous?.clientId).toBeNull();
+    // An MCP client does not read WWW-Authenticate on a 200: the result itself says what happened.
+    expect(JSON.parse(anonymous.content[0]?.text ?? '')).toEqual(anonymous.structuredContent);
+    expect(anonymous.content[1]?.text).toBe(
+      'The inquiry was sent, but without your client id: the bearer token was not accepted (invalid, expired or revoked). ' +
+        `To be named as its sender next time, get a new token (see ${base}/.well-known/oauth-protected-resource/mcp).`,
+    );
     await bad.close();
   });
 
@@ -466,6 +473,25 @@ describe('the HTTP endpoint', () => {
       expect(card.name.split('/')).toHaveLength(2);
       expect(card.description.length).toBeLessThanOrEqual(100);
       expect(card.tools.map((tool: { name: string }) => tool.name)).toEqual(['get_studio_info', 'list_services', 'submit_inquiry']);
+    }
+  });
+});
+
+describe('when the store fails', () => {
+  it('answers submit_inquiry with a tool error saying nothing was stored and to try again, and leaks nothing', async () => {
+    const failing = await startTestApp({ listen: true, startWorker: false });
+    try {
+      const client = new Client({ name: 'test-agent', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${failing.baseUrl}/mcp`)));
+      await failing.services.store.close();
+      const refused = await call(client, 'submit_inquiry', validInquiry({ message: 'into a closed store' }));
+      expect(refused).toEqual({
+        isError: true,
+        content: [{ type: 'text', text: 'The inquiry could not be stored and nothing was saved. Please try again in a moment.' }],
+      });
+      await client.close();
+    } finally {
+      await failing.close();
     }
   });
 });

@@ -85,7 +85,13 @@ interface Call {
 
 /** Sends the request and checks the answer against the document; returns it for further checks. */
 async function call({ app = main, method = 'GET', path, url = path, headers, body }: Call) {
-  const response = await fetch(`${app.baseUrl}${url}`, { method, ...(headers && { headers }), ...(body !== undefined && { body }) });
+  // A redirect is an answer of its own, checked against the document like any other.
+  const response = await fetch(`${app.baseUrl}${url}`, {
+    method,
+    redirect: 'manual',
+    ...(headers && { headers }),
+    ...(body !== undefined && { body }),
+  });
   const text = await response.text();
   const label = `${method} ${url} → ${response.status}`;
   const operation = doc.paths[path]?.[method.toLowerCase()] as { operationId: string; responses: Record<string, Json> } | undefined;
@@ -249,6 +255,8 @@ describe('discovery, documentation and the website', () => {
       expect((await call({ path, url, headers: { 'if-none-match': etag } })).status, url).toBe(304);
     }
     expect((await call({ path: '/docs/{file}', url: '/docs/nope.css' })).status).toBe(404);
+    const slash = await call({ path: '/docs/' });
+    expect([slash.status, slash.headers.get('location')]).toEqual([301, '../docs']);
     expect((await call({ path: '/assets/{file}', url: '/assets/nope.css' })).status).toBe(404);
   });
 

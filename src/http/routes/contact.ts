@@ -28,7 +28,7 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
     '/api/contact',
     { schema: { body: inquirySchema }, preHandler: [checkIdempotencyKeyHeader, limitInquiries] },
     async (request, reply) => {
-      const clientId = await bearerClient(request.headers.authorization, reply, options);
+      const { clientId } = await bearerClient(request.headers.authorization, reply, options);
       const result = await inquiries.submit(request.body, { idempotencyKey: idempotencyKeyOf(request), clientId });
       // A folded duplicate keeps only the first submission's fields: a person who corrected a name
       // and sent again must be told (the contact page says so).
@@ -92,13 +92,13 @@ export async function bearerClient(
   authorization: string | undefined,
   reply: FastifyReply,
   { auth, resourceMetadataUrl, audience }: Pick<ContactRouteOptions, 'auth' | 'resourceMetadataUrl' | 'audience'>,
-): Promise<string | null> {
+): Promise<{ clientId: string | null; tokenRejected: boolean }> {
   // Other schemes (Basic, …) are not ours to judge: ignored, like no header at all.
-  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return null;
+  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return { clientId: null, tokenRejected: false };
   const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
   const client = token === undefined ? null : await auth.authenticate(token, audience);
   if (client === null) {
     reply.header('www-authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl}"`);
   }
-  return client?.clientId ?? null;
+  return { clientId: client?.clientId ?? null, tokenRejected: client === null };
 }

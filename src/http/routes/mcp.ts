@@ -70,12 +70,12 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       const refusal = batchRefusal(messages, batch) ?? notMessages(messages, batch);
       if (refusal !== undefined) return invalidRequest(reply, refusal);
       for (const message of messages) dropTaskMetadata(message);
-      const clientId = await bearerClient(request.headers.authorization, reply, {
+      const { clientId, tokenRejected } = await bearerClient(request.headers.authorization, reply, {
         auth,
         resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
         audience: urls.mcpResource,
       });
-      const server = buildMcpServer({ profile, urls, inquiries, limiter, clientAddress: request.ip, clientId });
+      const server = buildMcpServer({ profile, urls, inquiries, limiter, clientAddress: request.ip, clientId, tokenRejected });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       try {
         await server.connect(transport);
