@@ -27,6 +27,16 @@ const TRANSPORT_DEFAULTS: Record<string, string> = {
   socketTimeout: '30000',
 };
 
+/**
+ * One Message-ID per delivery, the same on every attempt: delivery is at least once, and a mail sent
+ * again after a crash (between sending and recording) is then the same message to the mail system,
+ * which clients and mailbox providers show once. Its domain is MAIL_FROM's (RFC 5322 §3.6.4).
+ */
+export function messageIdOf(delivery: Pick<DeliveryRecord, 'id'>, from: string): string {
+  const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? 'studio-inquiry.invalid';
+  return `<${delivery.id}@${domain}>`;
+}
+
 export function withTransportDefaults(smtpUrl: string): string {
   const url = new URL(smtpUrl);
   for (const [name, value] of Object.entries(TRANSPORT_DEFAULTS)) {
@@ -105,11 +115,11 @@ export function createEmailChannel(options: EmailChannelOptions): Channel {
   return {
     name: 'email',
     ...(pooled && { concurrency: connections }),
-    async send(_delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
+    async send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
+      const mail =
+        payload.kind === 'inquiry' ? composeInquiryEmail(payload.inquiry, options) : composeServiceEmail(payload.message, options);
       try {
-        await transport.sendMail(
-          payload.kind === 'inquiry' ? composeInquiryEmail(payload.inquiry, options) : composeServiceEmail(payload.message, options),
-        );
+        await transport.sendMail({ ...mail, messageId: messageIdOf(delivery, options.from) });
         return { outcome: 'succeeded' };
       } catch (error) {
         return classifySmtpError(error);

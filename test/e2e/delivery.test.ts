@@ -161,6 +161,36 @@ describe('email to the studio', () => {
     expect(pending?.lastError).toMatch(/530/);
   });
 
+  it('sends a mail again under the same Message-ID, so a repeat is the same message to the mail system', async () => {
+    // The server takes the whole message, then answers the first DATA with a temporary error: the
+    // mail arrived, but the service cannot know, and sends it again.
+    const messageIds: string[] = [];
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      onData(stream, _session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          messageIds.push(/^Message-ID: *(.+)$/im.exec(Buffer.concat(chunks).toString('utf8'))?.[1]?.trim() ?? '');
+          if (messageIds.length === 1) callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
+          else callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.server.address() as AddressInfo;
+    const testApp = await app({ SMTP_URL: `smtp://127.0.0.1:${port}`, INQUIRY_TO, MAIL_FROM: 'Studio <hello@northlight.example>' });
+    const reference = await submit(testApp, validInquiry());
+    const [delivery] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'succeeded',
+    );
+    expect(messageIds).toEqual([`<${delivery?.id}@northlight.example>`, `<${delivery?.id}@northlight.example>`]);
+  });
+
   it('is retried while the SMTP server is down and delivered once it is back', async () => {
     const smtp = await smtpServer();
     await smtp.stop();
