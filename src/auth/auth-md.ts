@@ -309,7 +309,7 @@ const limits = () => `## 8. Limits
 | request body, \`/agent/*\` and \`/oauth/*\` | ${AGENT_BODY_LIMIT_KIB} KiB (413 \`payload_too_large\` above) |
 | request body, \`/api/contact\` | ${CONTACT_BODY_LIMIT_KIB} KiB (413 \`payload_too_large\` above) |
 | register, claim, token, revoke | per client IP: register ${describeLimit(AUTH_RATE_LIMITS.register)}, claim ${describeLimit(AUTH_RATE_LIMITS.claim)}, token ${describeLimit(AUTH_RATE_LIMITS.token)}, revoke ${describeLimit(AUTH_RATE_LIMITS.revoke)}; beyond that \`429\` with \`Retry-After\` (seconds) |
-| inquiries | \`RATE_LIMIT_INQUIRIES\` per client IP, default ${DEFAULT_INQUIRY_RATE}; only well-formed inquiries count; \`429\` with \`Retry-After\` and \`RateLimit-*\` headers |
+| inquiries | \`RATE_LIMIT_INQUIRIES\` per client IP, default ${DEFAULT_INQUIRY_RATE}, one allowance for \`POST /api/contact\` and the MCP tool \`submit_inquiry\` together; only well-formed inquiries count, and not a retry whose Idempotency-Key has already answered; \`429\` with \`Retry-After\` and \`RateLimit-*\` headers (MCP: a tool error giving the seconds to wait) |
 | access token | ${ACCESS_TOKEN_LIFETIME_SECONDS} seconds |
 | identity assertion | ${IDENTITY_ASSERTION_LIFETIME_DAYS} days |
 | claim code | 6 digits, ${CLAIM_CODE_TTL_MINUTES} minutes, single use, ${CLAIM_CODE_MAX_TRIES} wrong tries end the claim |

@@ -380,6 +380,13 @@ describe('the HTTP endpoint', () => {
       { jsonrpc: '2.0', method: 'notifications/initialized' },
     ]);
     expect(await withNotification.json()).toEqual([{ jsonrpc: '2.0', id: 9, result: {} }]);
+    // A batch cancelling its own request is answered all the same (a receiver MAY ignore a
+    // cancellation); the SDK alone would have waited for the dropped answer for ever.
+    const cancelled = await post([
+      { jsonrpc: '2.0', id: 10, method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 10 } },
+    ]);
+    expect(await cancelled.json()).toEqual([{ jsonrpc: '2.0', id: 10, result: {} }]);
 
     const submit = (email: string) => ({
       jsonrpc: '2.0',

@@ -149,11 +149,17 @@ describe('the inquiry limiter with Redis', () => {
       const config = { max: 2, windowMs: 60_000 };
       const key = `203.0.113.${randomInt(1, 255)}-${MESSAGE_SALT}`;
       expect(await createWindowLimiter(config, a).take(key)).toMatchObject({ limit: 2, remaining: 1, retryAfterSeconds: 0 });
+      // The window ends: its key expires with it, and the reset said is what is left of it.
+      const ttlMs = await a.pttl(`studio-inquiry:inquiries:${key}`);
+      expect(ttlMs).toBeGreaterThan(55_000);
+      expect(ttlMs).toBeLessThanOrEqual(60_000);
       expect(await createWindowLimiter(config, b).take(key)).toMatchObject({ remaining: 0, retryAfterSeconds: 0 });
       const refused = await createWindowLimiter(config, a).take(key);
       expect(refused?.remaining).toBe(0);
       expect(refused?.retryAfterSeconds).toBeGreaterThan(0);
       expect(refused?.retryAfterSeconds).toBeLessThanOrEqual(60);
+      expect(refused?.resetSeconds).toBe(refused?.retryAfterSeconds);
+      expect(Math.abs((refused?.resetSeconds ?? 0) - (await a.pttl(`studio-inquiry:inquiries:${key}`)) / 1000)).toBeLessThan(2);
       expect(await createWindowLimiter(config, down).take(key)).toBeNull();
     } finally {
       a.disconnect();

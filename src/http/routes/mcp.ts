@@ -70,6 +70,9 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       const refusal = batchRefusal(messages, batch) ?? notMessages(messages, batch);
       if (refusal !== undefined) return invalidRequest(reply, refusal);
       for (const message of messages) dropTaskMetadata(message);
+      // MCP "Cancellation": a receiver MAY ignore a cancellation, and this one does. Within a batch
+      // the SDK would drop the cancelled request's answer and, waiting for it, never answer at all.
+      const body = batch ? messages.filter((message) => !isCancellation(message)) : request.body;
       const { clientId, tokenRejected } = await bearerClient(request.headers.authorization, reply, {
         auth,
         resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
@@ -77,9 +80,12 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       });
       const server = buildMcpServer({ profile, urls, inquiries, limiter, clientAddress: request.ip, clientId, tokenRejected });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      // A client that hangs up is not waited for: the server and transport are closed all the same.
+      const hungUp = new Promise<undefined>((resolve) => reply.raw.once('close', () => resolve(undefined)));
       try {
         await server.connect(transport);
-        const answer = await transport.handleRequest(webRequest(request, urls.mcpResource), { parsedBody: request.body });
+        const answer = await Promise.race([transport.handleRequest(webRequest(request, urls.mcpResource), { parsedBody: body }), hungUp]);
+        if (answer === undefined) return reply.hijack();
         reply.code(answer.status);
         for (const [name, value] of answer.headers) reply.header(name, value);
         const text = await answer.text();
@@ -135,6 +141,9 @@ function notMessages(messages: readonly unknown[], batch: boolean): string | und
   if (index === -1) return undefined;
   return notJsonRpcMessage(batch ? `message ${index + 1} of the batch` : 'the body');
 }
+
+const isCancellation = (message: unknown) =>
+  typeof message === 'object' && message !== null && 'method' in message && message.method === 'notifications/cancelled';
 
 const isRequest = (message: unknown): message is { method: string; id: unknown; params?: unknown } =>
   typeof message === 'object' && message !== null && 'method' in message && 'id' in message;
