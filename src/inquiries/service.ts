@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { InquiryRecord, Store, Tx } from '../storage/store.js';
+import type { IdempotencyEntry, InquiryRecord, Store, Tx } from '../storage/store.js';
 import { ajv, type FieldError, toFieldErrors } from '../validation/ajv.js';
 import { newReference } from './reference.js';
 import { type InquiryInput, inquirySchema } from './schema.js';
@@ -182,20 +182,29 @@ export function createInquiryService({
   }
 
   /**
-   * Whether `key` already answered an inquiry, so that a request carrying it is a retry: it can
-   * only be replayed (or refused as a conflict), never stored anew, and the rate limits do not count
-   * it again. Where the database cannot say, it is not (the request is counted; it fails anyway).
+   * The answer to a retry, read without writing: a request whose Idempotency-Key has already
+   * answered an inquiry can only be replayed (the same body) or refused (IdempotencyConflictError),
+   * never stored anew. So the doors ask here before the rate limit: a retry neither counts against
+   * it nor takes the database's write lock (SQLite has one writer), however often it comes. null
+   * for no key, a key not seen, input that is not an inquiry (`submit` says why), or a database that
+   * cannot say: the request then goes the usual way, into a batch that looks again.
    */
-  async function isRetry(key: string | undefined): Promise<boolean> {
-    if (key === undefined) return false;
+  async function answerRetry(input: unknown, key: string | undefined): Promise<SubmitResult | null> {
+    if (key === undefined || !validateInquiry(input)) return null;
+    const checked = checkIdempotencyKey(key);
+    let known: IdempotencyEntry | undefined;
     try {
-      return (await store.idempotency.findMany([checkIdempotencyKey(key)])).size > 0;
+      known = (await store.idempotency.findMany([checked])).get(checked);
     } catch {
-      return false;
+      return null;
     }
+    if (known === undefined) return null;
+    if (known.requestHash !== hashJson(input)) throw new IdempotencyConflictError();
+    onAccepted?.('replayed');
+    return { reference: known.reference, receivedAt: now(), outcome: 'replayed' };
   }
 
-  return { submit, fieldErrors, isRetry };
+  return { submit, fieldErrors, answerRetry };
 }
 
 /** What a batch decides about: the inquiries it may fold into (by fingerprint) and its idempotency keys. */

@@ -156,19 +156,19 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
     return invalidFields([...errors, { pointer: '/idempotencyKey', detail: `must be ${IDEMPOTENCY_KEY_RULE}` }]);
   }
   if (errors.length > 0) return invalidFields(errors);
-  // One allowance with POST /api/contact. A retry with an idempotencyKey already answered is
-  // replayed, not stored: it does not count.
-  const { rule } = context.limiter;
-  const verdict =
-    rule === null || (await context.inquiries.isRetry(idempotencyKey)) ? null : await context.limiter.take(context.clientAddress);
-  if (rule !== null && verdict !== null && verdict.retryAfterSeconds > 0) {
-    return toolError(
-      `Rate limited: too many inquiries from this address (at most ${rule.max} per ${rule.window}, over HTTP and MCP together). ` +
-        `Retry after ${verdict.retryAfterSeconds} seconds.`,
-    );
-  }
   try {
-    const submitted = await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId });
+    // One allowance with POST /api/contact. A retry with an idempotencyKey already answered is
+    // answered from a read, before the limit and without counting (InquiryService.answerRetry).
+    const { rule } = context.limiter;
+    const retry = rule === null ? null : await context.inquiries.answerRetry(fields, idempotencyKey);
+    const verdict = rule === null || retry !== null ? null : await context.limiter.take(context.clientAddress);
+    if (rule !== null && verdict !== null && verdict.retryAfterSeconds > 0) {
+      return toolError(
+        `Rate limited: too many inquiries from this address (at most ${rule.max} per ${rule.window}, over HTTP and MCP together). ` +
+          `Retry after ${verdict.retryAfterSeconds} seconds.`,
+      );
+    }
+    const submitted = retry ?? (await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId }));
     const sent = result({
       reference: submitted.reference,
       responseTime: context.profile.responseTime,

@@ -1,10 +1,13 @@
 // The MCP server through the official SDK client over a real socket: tools, their schemas, each
 // call, validation errors an agent can act on, idempotency, bearer attribution, concurrency, Origin
 // checks, JSON-RPC parse errors, the server card and the rate limit.
+
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_MAX_BATCH } from '../../src/http/routes/mcp.js';
 import { inquirySchema } from '../../src/inquiries/schema.js';
@@ -556,13 +559,21 @@ describe('rate limit', () => {
       const args = validInquiry({ message: 'lost response', idempotencyKey: 'mcp-retry-1' });
       const first = await call(client, 'submit_inquiry', args);
       expect(first.isError).toBeFalsy();
-      for (let i = 0; i < 3; i++) {
-        const retry = await call(client, 'submit_inquiry', args);
-        expect(retry.isError).toBeFalsy();
-        expect(retry.structuredContent).toEqual(first.structuredContent);
+      // Answered from a read: even while another process holds the database's write lock.
+      const other = new SQLite(join(limited.dir, 'studio.db'));
+      other.exec('begin immediate');
+      try {
+        for (let i = 0; i < 3; i++) {
+          const retry = await call(client, 'submit_inquiry', args);
+          expect(retry.isError).toBeFalsy();
+          expect(retry.structuredContent).toEqual(first.structuredContent);
+        }
+        const conflict = await call(client, 'submit_inquiry', { ...args, message: 'another' });
+        expect(conflict.content[0]?.text).toContain('already used with different arguments');
+      } finally {
+        other.exec('rollback');
+        other.close();
       }
-      const conflict = await call(client, 'submit_inquiry', { ...args, message: 'another' });
-      expect(conflict.content[0]?.text).toContain('already used with different arguments');
       const fresh = await call(client, 'submit_inquiry', validInquiry({ message: 'new', idempotencyKey: 'mcp-retry-2' }));
       expect(fresh.content[0]?.text).toMatch(/Retry after/);
       expect((await limited.services.store.inquiries.list({ limit: 10 })).length).toBe(1);

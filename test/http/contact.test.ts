@@ -2,6 +2,7 @@
 // duplicate folding and the rate limit.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REFERENCE_PATTERN } from '../../src/inquiries/reference.js';
 import { INQUIRY_LIMITS } from '../../src/inquiries/schema.js';
@@ -448,6 +449,33 @@ describe('rate limit', () => {
     expect((await post(validInquiry({ message: 'new' }), { 'idempotency-key': 'new-key' })).statusCode).toBe(429);
     expect((await post(validInquiry({ message: 'new, no key' }))).statusCode).toBe(429);
     expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(1);
+  });
+
+  it('answers a retry from a read: while another process holds the write lock, it is replayed or refused at once', async () => {
+    testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '5/m' }, startWorker: false });
+    const first = await post(validInquiry(), { 'idempotency-key': 'while-locked-1' });
+    expect(first.statusCode).toBe(200);
+    // Another writer (the sqlite3 shell, the CLI) holds the database's one write lock.
+    const other = new SQLite(join(testApp.dir, 'studio.db'));
+    other.exec('begin immediate');
+    try {
+      const started = performance.now();
+      const retry = await post(validInquiry(), { 'idempotency-key': 'while-locked-1' });
+      expect(retry.statusCode).toBe(200);
+      expect(retry.headers['inquiry-outcome']).toBe('replayed');
+      expect(retry.body).toBe(first.body);
+      // Not counted: the allowance left is the one the first request reported.
+      expect(retry.headers['ratelimit-remaining']).toBeUndefined();
+      const conflict = await post(validInquiry({ message: 'another' }), { 'idempotency-key': 'while-locked-1' });
+      expect(conflict.statusCode).toBe(422);
+      // Neither waited for the lock (a write would have, up to its 5 s timeout, and then failed).
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      other.exec('rollback');
+      other.close();
+    }
+    const after = await post(validInquiry({ message: 'new' }));
+    expect(after.headers['ratelimit-remaining']).toBe('3');
   });
 
   it('counts per client address', async () => {

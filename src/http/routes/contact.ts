@@ -1,5 +1,5 @@
-// POST /api/contact (interface document §4.1): parse → rate-limit → the inquiry service → the
-// plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
+// POST /api/contact (interface document §4.1): parse → a retry answered from a read, or the rate
+// limit → the inquiry service → the plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
 // limiter, so mistakes a person corrects in the form do not use up their allowance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
@@ -24,37 +24,39 @@ export interface ContactRouteOptions {
 
 export async function contactRoute(app: FastifyInstance, options: ContactRouteOptions) {
   const { inquiries, profile, limiter } = options;
-  app.post(
-    '/api/contact',
-    { schema: { body: inquirySchema }, preHandler: [checkIdempotencyKeyHeader, limitInquiries] },
-    async (request, reply) => {
-      const { clientId } = await bearerClient(request.headers.authorization, reply, options);
-      const result = await inquiries.submit(request.body, { idempotencyKey: idempotencyKeyOf(request), clientId });
-      // A folded duplicate keeps only the first submission's fields: a person who corrected a name
-      // and sent again must be told (the contact page says so).
-      reply.header('inquiry-outcome', result.outcome);
-      if (result.outcome === 'replayed') reply.header('idempotent-replayed', 'true');
-      return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
-    },
-  );
+  app.post('/api/contact', { schema: { body: inquirySchema }, preHandler: checkIdempotencyKeyHeader }, async (request, reply) => {
+    const idempotencyKey = idempotencyKeyOf(request);
+    // Where there is a limit, a retry is answered from a read, before it and without counting.
+    const retry = limiter.rule === null ? null : await inquiries.answerRetry(request.body, idempotencyKey);
+    if (retry === null) {
+      // (A reply is thenable: awaited, it would wait until sent and give nothing back.)
+      if (await limitInquiries(request, reply)) return reply;
+    }
+    const { clientId } = await bearerClient(request.headers.authorization, reply, options);
+    const result = retry ?? (await inquiries.submit(request.body, { idempotencyKey, clientId }));
+    // A folded duplicate keeps only the first submission's fields: a person who corrected a name
+    // and sent again must be told (the contact page says so).
+    reply.header('inquiry-outcome', result.outcome);
+    if (result.outcome === 'replayed') reply.header('idempotent-replayed', 'true');
+    return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
+  });
 
   /**
    * RATE_LIMIT_INQUIRIES, after validation (a person correcting the form uses no allowance), shared
    * with the MCP tool: the draft IETF RateLimit-* fields on every counted answer, and a 429 with
-   * Retry-After past the limit. A retry with an Idempotency-Key already answered can only be
-   * replayed (or refused), never stored anew: it does not count.
+   * Retry-After past the limit. Whether it refused (and sent the 429).
    */
-  async function limitInquiries(request: FastifyRequest, reply: FastifyReply) {
-    if (limiter.rule === null || (await inquiries.isRetry(idempotencyKeyOf(request)))) return;
+  async function limitInquiries(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    if (limiter.rule === null) return false;
     const verdict = await limiter.take(request.ip);
-    if (verdict === null) return;
+    if (verdict === null) return false;
     reply
       .header('ratelimit-limit', verdict.limit)
       .header('ratelimit-remaining', verdict.remaining)
       .header('ratelimit-reset', verdict.resetSeconds);
-    if (verdict.retryAfterSeconds === 0) return;
+    if (verdict.retryAfterSeconds === 0) return false;
     const { max, window } = limiter.rule;
-    return sendProblem(
+    sendProblem(
       reply.header('retry-after', verdict.retryAfterSeconds),
       problem(
         429,
@@ -62,6 +64,7 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
         `Too many inquiries from this address: at most ${max} per ${window}. Try again in ${waitText(verdict.retryAfterSeconds)}.`,
       ),
     );
+    return true;
   }
 }
 
