@@ -1,8 +1,9 @@
 // The contact page (GET /): plain HTML rendered once from the studio profile. No inline script or
 // style (the CSP forbids both): the look is /assets/site.css, the form's behaviour /assets/site.js.
 // The form is rendered hidden and a note with the studio's email address shown in its place: without
-// the script (off, blocked, failed or still loading) the form could only post to a dead end. site.js
-// shows the form and hides the note.
+// the script (off, blocked, failed) the form could only post to a dead end. site.js, a classic script
+// in <head>, marks the page (html.scripted) before its first paint, so the stylesheet lays the form
+// out in the note's place from the start; it then shows the form and hides the note for good.
 import { basePath } from '../auth/urls.js';
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
@@ -88,7 +89,7 @@ export function renderContactPage(profile: StudioProfile, publicUrl: string, ass
 <link rel="canonical" href="${e(publicUrl)}/">
 <link rel="icon" href="${e(assets.icon)}" type="image/svg+xml">
 <link rel="stylesheet" href="${e(assets.css)}">
-<script type="module" src="${e(assets.js)}"></script>
+<script src="${e(assets.js)}"></script>
 </head>
 <body>
 <a class="skip-link" href="#inquiry">Skip to the inquiry form</a>

@@ -15,6 +15,8 @@ import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from '../help
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 const DESKTOP = { width: 1280, height: 900 };
 const MOBILE = { width: 375, height: 812 };
+/** One column, tall enough to show the services below the form. */
+const TALL = { width: 900, height: 2000 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 let launch: Awaited<ReturnType<typeof launchChromium>> = {};
@@ -556,6 +558,30 @@ describe('the contact page', () => {
     const { page } = await openPage();
     expect(await page.locator('#inquiry-form').isVisible()).toBe(true);
     expect(await page.locator('#inquiry-fallback').isVisible()).toBe(false);
+  });
+
+  it('lays the form out before the first paint: nothing moves while a slow script arrives (no layout shift)', async () => {
+    for (const viewport of [MOBILE, TALL]) {
+      const { page } = await openPage(viewport, {
+        before: async (page) => {
+          await page.addInitScript(`
+            window.__layoutShift = 0;
+            new PerformanceObserver((list) => {
+              for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__layoutShift += entry.value;
+            }).observe({ type: 'layout-shift', buffered: true });
+          `);
+          await page.route(`${base}/assets/site.js*`, async (route) => {
+            await new Promise((resolve) => setTimeout(resolve, 400));
+            await route.continue();
+          });
+        },
+      });
+      // Two frames after the form is usable, every shift there was has been reported.
+      await page.locator('#inquiry-form').waitFor();
+      await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+      expect(await page.evaluate<number>('window.__layoutShift'), `${viewport.width}×${viewport.height}`).toBe(0);
+      expect(await page.locator('#inquiry-fallback').isVisible()).toBe(false);
+    }
   });
 
   it('says when a resend was folded into the inquiry it repeats, and confirms a replay of its own retry as usual', async () => {
