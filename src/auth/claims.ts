@@ -157,46 +157,48 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
     if (claim.otpExpiresAt === null || claim.otpExpiresAt.getTime() <= now().getTime()) {
       throw new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410);
     }
-    // Every attempt is counted before the code is compared, atomically, so parallel guesses share
-    // the same five tries.
-    const attempts = await store.auth.countCodeAttempt(claim.tokenHash, OTP_MAX_FAILED_ATTEMPTS);
-    if (attempts === null) {
-      // No attempt to count: the claim has ended, or a parallel request with the code has just claimed it.
-      const current = await store.auth.findClaim(claim.tokenHash);
-      if (current?.status === 'claimed') throw previouslyClaimed();
-      throw new AgentAuthError('claim_expired', 'this claim has ended after too many wrong codes', 410);
-    }
-    const { email, otpHash } = claim;
+    const sent = claim.otpHash;
+    // Hashed before the transaction: scrypt's time is not spent holding the claim's row.
     const given = Buffer.from(await hashOtp(otp, claim.tokenHash), 'hex');
-    if (!timingSafeEqual(given, Buffer.from(otpHash, 'hex'))) {
-      const ended = attempts >= OTP_MAX_FAILED_ATTEMPTS;
-      // Ends a claim still waiting for a code, never one that a parallel right code has claimed.
-      if (ended) await store.auth.updateClaim(claim.tokenHash, { status: 'ended', otpHash: null }, { status: ['initiated'] });
-      throw new AgentAuthError('otp_invalid', ended ? 'wrong code; that was the last try and the claim has ended' : 'wrong code', 401);
-    }
-    const claimed = await store.transaction(async (tx) => {
-      // Codes are single-use (design §2): of parallel requests with the right code, the one whose
-      // write still finds the claim waiting for this very code claims it; the others change nothing.
-      const won = await store.auth.updateClaim(
-        claim.tokenHash,
-        { status: 'claimed', otpHash: null },
-        { status: ['initiated'], otpHash },
-        tx,
-      );
-      if (won) await store.auth.activateClient(claim.clientId, email, tx);
-      return won;
+    const outcome = await store.transaction(async (tx) => {
+      // The attempt is counted first, and the count's write holds the claim's row until this
+      // transaction ends: attempts on one claim, from any instance, run one after the other, each
+      // compared with the code the claim waits for once the one before has finished. So parallel
+      // guesses share the same five tries, and of parallel requests with the right code the first
+      // claims it and the others find it claimed (codes are single-use, design §2).
+      const attempts = await store.auth.countCodeAttempt(claim.tokenHash, OTP_MAX_FAILED_ATTEMPTS, tx);
+      const current = await store.auth.findClaim(claim.tokenHash, tx);
+      if (attempts === null || current === undefined || current.otpHash === null || current.email === null) {
+        if (current?.status === 'claimed') return { refused: previouslyClaimed() };
+        const why = current?.status === 'ended' ? 'this claim has ended after too many wrong codes' : 'this claim has expired or ended';
+        return { refused: new AgentAuthError('claim_expired', why, 410) };
+      }
+      if (current.otpExpiresAt === null || current.otpExpiresAt.getTime() <= now().getTime()) {
+        return { refused: new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410) };
+      }
+      if (timingSafeEqual(given, Buffer.from(current.otpHash, 'hex'))) {
+        await store.auth.updateClaim(claim.tokenHash, { status: 'claimed', otpHash: null }, { status: ['initiated'] }, tx);
+        await store.auth.activateClient(claim.clientId, current.email, tx);
+        return { claimed: { clientId: claim.clientId, email: current.email } };
+      }
+      // A wrong code is counted (the transaction commits) and then refused; the last try ends the claim.
+      const last = attempts >= OTP_MAX_FAILED_ATTEMPTS;
+      if (last) await store.auth.updateClaim(claim.tokenHash, { status: 'ended', otpHash: null }, { status: ['initiated'] }, tx);
+      let detail = last ? 'wrong code; that was the last try and the claim has ended' : 'wrong code';
+      // The code first sent, where a newer one has replaced it since (a restarted claim).
+      if (!last && current.otpHash !== sent && timingSafeEqual(given, Buffer.from(sent, 'hex'))) {
+        detail = 'a newer code has been sent for this claim: use the one in the latest mail';
+      }
+      return { refused: new AgentAuthError('otp_invalid', detail, 401) };
     });
-    if (!claimed) throw await refusalOf(claim.tokenHash);
-    return { clientId: claim.clientId, email };
+    if ('refused' in outcome) throw outcome.refused;
+    return outcome.claimed;
   }
 
-  /** Why a claim that another request moved on meanwhile refuses this one: what it has become. */
+  /** Why a claim that another request has claimed or ended meanwhile refuses this one. */
   async function refusalOf(tokenHash: string): Promise<AgentAuthError> {
     const claim = await store.auth.findClaim(tokenHash);
     if (claim?.status === 'claimed') return previouslyClaimed();
-    if (claim?.status === 'initiated') {
-      return new AgentAuthError('otp_invalid', 'a newer code has been sent for this claim: use the one in the latest mail', 401);
-    }
     return new AgentAuthError('claim_expired', 'this claim has expired or ended', 410);
   }
 

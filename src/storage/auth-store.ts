@@ -84,12 +84,12 @@ export interface AuthStore {
   /** Makes a pending or anonymous client an active one owned by `email` (a completed claim). */
   activateClient(clientId: string, email: string, tx?: Tx): Promise<void>;
   createClaim(claim: Claim, tx?: Tx): Promise<void>;
-  findClaim(tokenHash: string): Promise<Claim | undefined>;
+  findClaim(tokenHash: string, tx?: Tx): Promise<Claim | undefined>;
   /**
-   * Counts one code attempt atomically, if the claim has attempts left; returns the new count, or
-   * null when none are left (concurrent guesses cannot share one count).
+   * Counts one code attempt atomically, if the claim is waiting for a code and has attempts left;
+   * returns the new count, or null when it has none (concurrent guesses cannot share one count).
    */
-  countCodeAttempt(tokenHash: string, maxAttempts: number): Promise<number | null>;
+  countCodeAttempt(tokenHash: string, maxAttempts: number, tx?: Tx): Promise<number | null>;
   /** Changes the claim if it is still as `expected`; false, and nothing written, where it is not. */
   updateClaim(
     tokenHash: string,
@@ -205,12 +205,12 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         })
         .execute();
     },
-    async findClaim(tokenHash) {
-      const row = await db.selectFrom('agent_claims').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    async findClaim(tokenHash, tx) {
+      const row = await q(tx).selectFrom('agent_claims').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
       return row && toClaim(row);
     },
-    async countCodeAttempt(tokenHash, maxAttempts) {
-      const row = await db
+    async countCodeAttempt(tokenHash, maxAttempts, tx) {
+      const row = await q(tx)
         .updateTable('agent_claims')
         .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1) }))
         .where('token_hash', '=', tokenHash)

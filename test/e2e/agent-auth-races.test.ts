@@ -3,7 +3,7 @@
 // the interleaving that once went wrong instead of depending on timing luck.
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hashClaimToken } from '../../src/auth/claims.js';
+import { hashClaimToken, OTP_MAX_FAILED_ATTEMPTS } from '../../src/auth/claims.js';
 import type { AgentClient } from '../../src/storage/auth-store.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { createStore, type Store } from '../../src/storage/store.js';
@@ -40,6 +40,25 @@ function barrier(count: number) {
       await opened;
     },
   };
+}
+
+/** Holds the store's next transaction before it begins: `reached` once it is held, until `release()`. */
+function holdNextTransaction(store: Store): { reached: Promise<void>; release: () => void } {
+  const transaction = store.transaction.bind(store);
+  let reach!: () => void;
+  const reached = new Promise<void>((resolve) => {
+    reach = resolve;
+  });
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  vi.spyOn(store, 'transaction').mockImplementationOnce(async (work, options) => {
+    reach();
+    await released;
+    return transaction(work, options);
+  });
+  return { reached, release };
 }
 
 /** Codes mailed by the app (read from the outbox as they are queued; the worker is not running). */
@@ -98,25 +117,12 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
     // The second start has checked the claim and hashed its code; it is held just before it writes,
     // while the first code completes the claim.
     const store = app.services.store;
-    const transaction = store.transaction.bind(store);
-    let reached!: () => void;
-    const startHeld = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    vi.spyOn(store, 'transaction').mockImplementationOnce(async (work, options) => {
-      reached();
-      await released;
-      return transaction(work, options);
-    });
+    const held = holdNextTransaction(store);
     const restart = post(app, '/agent/claim', { claim_token, email: 'intruder@example.com' });
-    await startHeld;
+    await held.reached;
     const completed = await post(app, '/agent/claim', { claim_token, otp: code });
     expect(completed.statusCode).toBe(200);
-    release();
+    held.release();
 
     const restarted = await restart;
     expect(restarted.statusCode).toBe(409);
@@ -126,26 +132,41 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
     expect((await store.auth.findClient(client_id))?.email).toBe('owner@example.com');
   });
 
-  it('one code redeemed by three requests at once claims once; the others get 409 previously_claimed', async () => {
+  it('one code redeemed by more requests at once than a claim has tries claims once; every other gets 409 previously_claimed', async () => {
     const { app, client_id, claim_token, code } = await startedClaim();
 
-    // All three have had their attempt counted (and so passed every check before the code's) before
-    // any of them goes on to compare the code and write.
-    const store = app.services.store;
-    const countCodeAttempt = store.auth.countCodeAttempt.bind(store.auth);
-    const allCounted = barrier(3);
-    vi.spyOn(store.auth, 'countCodeAttempt').mockImplementation(async (tokenHash, maxAttempts) => {
-      const attempts = await countCodeAttempt(tokenHash, maxAttempts);
-      if (allCounted.waiting) await allCounted.arrive();
-      return attempts;
-    });
-    const responses = await Promise.all(Array.from({ length: 3 }, () => post(app, '/agent/claim', { claim_token, otp: code })));
+    // Each request checks the claim and hashes the code before it counts its attempt: all of them are
+    // past those checks while the first is still claiming. None of them is a wrong code, so none may
+    // be refused as one, nor find the claim ended after too many tries.
+    const tries = OTP_MAX_FAILED_ATTEMPTS + 3;
+    const responses = await Promise.all(Array.from({ length: tries }, () => post(app, '/agent/claim', { claim_token, otp: code })));
 
-    expect(responses.map((response) => response.statusCode).sort()).toEqual([200, 409, 409]);
+    expect(responses.map((response) => response.statusCode).sort()).toEqual([200, ...Array(tries - 1).fill(409)]);
     const bodies = responses.map((response) => response.json() as Record<string, unknown>);
     expect(bodies.filter((body) => body.identity_assertion !== undefined)).toHaveLength(1);
     for (const body of bodies.filter((body) => body.status !== 'claimed')) expect(body).toMatchObject({ error: 'previously_claimed' });
-    expect((await store.auth.findClient(client_id))?.email).toBe('owner@example.com');
+    expect((await app.services.store.auth.findClaim(hashClaimToken(claim_token)))?.status).toBe('claimed');
+    expect((await app.services.store.auth.findClient(client_id))?.email).toBe('owner@example.com');
+  });
+
+  it('a code replaced by a start while it was being checked is refused as replaced, and the newer code claims', async () => {
+    const { app, codesTo, claim_token, code } = await startedClaim();
+
+    // The completion has read the claim and hashed its code; it is held before its transaction while
+    // a start mails a new code.
+    const held = holdNextTransaction(app.services.store);
+    const completion = post(app, '/agent/claim', { claim_token, otp: code });
+    await held.reached;
+    expect((await post(app, '/agent/claim', { claim_token, email: 'owner@example.com' })).statusCode).toBe(202);
+    const newer = codesTo('owner@example.com').at(-1) as string;
+    held.release();
+
+    const refused = await completion;
+    // One time in a million the new code is the old one, which then claims.
+    if (newer === code) return expect(refused.statusCode).toBe(200);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toMatchObject({ error: 'otp_invalid', detail: expect.stringContaining('a newer code has been sent') });
+    expect((await post(app, '/agent/claim', { claim_token, otp: newer })).statusCode).toBe(200);
   });
 
   it('two instances registering the same ID-JAG subject at once keep one client for it', async () => {

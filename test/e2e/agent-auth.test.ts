@@ -519,4 +519,27 @@ describe('claim codes under attack', () => {
     expect(statuses.filter((status) => status === 401)).toHaveLength(2);
     expect(statuses.filter((status) => status === 410)).toHaveLength(8);
   });
+
+  it('refuse a code that a restart of the claim has replaced, as a wrong one, and claim with the newer one', async () => {
+    const registration = (await (await json('/agent/register', { type: 'anonymous', client_name: 'Restarted' })).json()) as Record<
+      string,
+      string
+    >;
+    const claim = (body: Record<string, string>) => json('/agent/claim', { claim_token: registration.claim_token, ...body });
+    let mark = smtp.received.length;
+    await claim({ email: 'restarted@example.com' });
+    const first = await codeSentTo('restarted@example.com', mark);
+    mark = smtp.received.length;
+    expect((await claim({ email: 'restarted@example.com' })).status).toBe(202);
+    const second = await codeSentTo('restarted@example.com', mark);
+    // Two random six-digit codes are the same one time in a million; the first then still works.
+    if (first === second) return;
+
+    const stale = await claim({ otp: first });
+    expect(stale.status).toBe(401);
+    expect(await stale.json()).toMatchObject({ error: 'otp_invalid', detail: 'wrong code' });
+    const claimed = await claim({ otp: second });
+    expect(claimed.status).toBe(200);
+    expect(await claimed.json()).toMatchObject({ status: 'claimed' });
+  });
 });
