@@ -170,15 +170,22 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
       const current = await store.auth.findClaim(claim.tokenHash, tx);
       if (attempts === null || current === undefined || current.otpHash === null || current.email === null) {
         if (current?.status === 'claimed') return { refused: previouslyClaimed() };
-        const why = current?.status === 'ended' ? 'this claim has ended after too many wrong codes' : 'this claim has expired or ended';
-        return { refused: new AgentAuthError('claim_expired', why, 410) };
+        // Still waiting with its tries used up (left so by an earlier release, which counted and ended
+        // in two steps): ended now, so that no start mails it codes that could never be accepted.
+        if (current?.status === 'initiated') {
+          await store.auth.updateClaim(claim.tokenHash, { status: 'ended', otpHash: null }, { status: ['initiated'] }, tx);
+        }
+        return { refused: new AgentAuthError('claim_expired', 'this claim has ended after too many wrong codes', 410) };
       }
       if (current.otpExpiresAt === null || current.otpExpiresAt.getTime() <= now().getTime()) {
         return { refused: new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410) };
       }
       if (timingSafeEqual(given, Buffer.from(current.otpHash, 'hex'))) {
+        // A registration revoked since it was looked up stays revoked, and its claim unclaimed.
+        if (!(await store.auth.activateClient(claim.clientId, current.email, tx))) {
+          return { refused: new AgentAuthError('claim_expired', 'the registration has been revoked', 410) };
+        }
         await store.auth.updateClaim(claim.tokenHash, { status: 'claimed', otpHash: null }, { status: ['initiated'] }, tx);
-        await store.auth.activateClient(claim.clientId, current.email, tx);
         return { claimed: { clientId: claim.clientId, email: current.email } };
       }
       // A wrong code is counted (the transaction commits) and then refused; the last try ends the claim.

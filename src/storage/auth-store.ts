@@ -81,8 +81,11 @@ export interface AuthStore {
    * and subject (one client per person at an ID-JAG issuer, held by a unique index: migration 006).
    */
   createClient(client: AgentClient, tx?: Tx): Promise<boolean>;
-  /** Makes a pending or anonymous client an active one owned by `email` (a completed claim). */
-  activateClient(clientId: string, email: string, tx?: Tx): Promise<void>;
+  /**
+   * Makes a pending or anonymous client an active one owned by `email` (a completed claim); false,
+   * and nothing written, where the client is revoked (or unknown).
+   */
+  activateClient(clientId: string, email: string, tx?: Tx): Promise<boolean>;
   createClaim(claim: Claim, tx?: Tx): Promise<void>;
   findClaim(tokenHash: string, tx?: Tx): Promise<Claim | undefined>;
   /**
@@ -182,12 +185,14 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
       return inserted.length === 1;
     },
     async activateClient(clientId, email, tx) {
-      await q(tx)
+      const activated = await q(tx)
         .updateTable('agent_clients')
         .set({ status: 'active', email })
         .where('client_id', '=', clientId)
         .where('status', '!=', 'revoked')
+        .returning('client_id')
         .execute();
+      return activated.length === 1;
     },
     async createClaim(claim, tx) {
       await q(tx)

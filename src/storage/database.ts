@@ -274,7 +274,12 @@ export async function inTransaction<T>(
   { durable = true, lock = [], lockTimeoutMs = LOCK_TIMEOUT_MS }: TransactionOptions = {},
 ): Promise<T> {
   if (dialect === 'postgres') {
-    return lock.length > 0 ? lockedPostgresTransaction(db, lock, lockTimeoutMs, work) : db.transaction().execute(work);
+    // Read committed whatever the server's default: a statement that waited for a row another
+    // transaction held sees what that one committed (claims.complete relies on it) instead of
+    // failing with a serialization error.
+    return lock.length > 0
+      ? lockedPostgresTransaction(db, lock, lockTimeoutMs, work)
+      : db.transaction().setIsolationLevel('read committed').execute(work);
   }
   if (durable) return db.transaction().execute(work);
   // The setting belongs to the connection: hold SQLite's one connection while it is lowered.
@@ -325,7 +330,7 @@ async function lockedPostgresTransaction<T>(
   const ids = [...new Set(names.map(advisoryLockId))].join(',');
   const timeout = Math.max(1, Math.round(lockTimeoutMs));
   const begin =
-    `begin; set local lock_timeout = ${timeout}; ` +
+    `begin isolation level read committed; set local lock_timeout = ${timeout}; ` +
     `select pg_advisory_xact_lock(id) from (select unnest('{${ids}}'::bigint[]) as id order by id) as sorted`;
   const client = await pool.connect();
   const ended = new EndedGuard();

@@ -14,12 +14,18 @@
   const ANNOUNCE_DELAY_MS = 1_000;
 
   // Loaded in the page's <head> as a classic script, not deferred: it marks the page as scripted
-  // before the first paint, so the stylesheet lays the form out in the note's place from the start
-  // and nothing below it moves when the form is ready (no layout shift). The form waits for the
-  // document. Should that fail, the mark goes and the note with the email address comes back.
+  // before the first paint, so the stylesheet keeps the form's place (invisible) instead of the
+  // note's from the start, and nothing below it moves when the form is ready (no layout shift).
+  // The form waits for the document. The page renders it hidden, with the note naming the studio's
+  // email address: without this script the form could only post form-encoded data to a JSON API (a
+  // 415). They are swapped once the form's handlers are all in place; should that fail, the mark
+  // goes and the note comes back.
   const root = document.documentElement;
   root.classList.add('scripted');
-  document.addEventListener('DOMContentLoaded', () => {
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+
+  function start() {
     const form = document.getElementById('inquiry-form');
     try {
       if (!(form instanceof HTMLFormElement)) throw new Error('The page has no #inquiry-form.');
@@ -28,12 +34,14 @@
       root.classList.remove('scripted');
       throw error;
     }
-  });
+    form.hidden = false;
+    const fallback = document.getElementById('inquiry-fallback');
+    if (fallback) fallback.hidden = true;
+  }
 
   /** @param {HTMLFormElement} form */
   function enhance(form) {
     const status = /** @type {HTMLElement} */ (document.getElementById('form-status'));
-    const fallback = document.getElementById('inquiry-fallback');
     const button = /** @type {HTMLButtonElement} */ (form.querySelector('button[type="submit"]'));
     const buttonLabel = /** @type {HTMLElement} */ (button.querySelector('.button__label'));
     const idleLabel = buttonLabel.textContent;
@@ -128,12 +136,6 @@
         setBusy(false);
       }
     });
-
-    // The page renders the form hidden and the note with the studio's email address in its place:
-    // without this script the form could only post form-encoded data to a JSON API (a 415). Swapped
-    // once the form's handlers are in place, so a script that fails to load or run leaves the note.
-    form.hidden = false;
-    if (fallback) fallback.hidden = true;
 
     /** @param {Response} response */
     async function showAnswer(response) {

@@ -560,11 +560,30 @@ describe('the contact page', () => {
     expect(await page.locator('#inquiry-fallback').isVisible()).toBe(false);
   });
 
+  it('brings the studio’s email address back, and keeps the form hidden, when the script fails while it runs', async () => {
+    // A page whose form has lost its Send button: the script loads, marks the page, then throws.
+    const session = await openPage(DESKTOP, {
+      before: (page) =>
+        page.route(`${base}/`, async (route) => {
+          const response = await route.fetch();
+          const html = (await response.text()).replace(/<button type="submit"[\s\S]*?<\/button>/, '');
+          await route.fulfill({ response, body: html });
+        }),
+    });
+    const { page } = session;
+    expect(session.pageErrors).toHaveLength(1);
+    expect(await page.locator('#inquiry-fallback').isVisible()).toBe(true);
+    expect(await page.locator('#inquiry-fallback').getByRole('link', { name: testApp.profile.email }).isVisible()).toBe(true);
+    expect(await page.locator('#inquiry-form').isVisible()).toBe(false);
+    expect(await page.evaluate<string>(`getComputedStyle(document.getElementById('inquiry-form')).display`)).toBe('none');
+  });
+
   it('lays the form out before the first paint: nothing moves while a slow script arrives (no layout shift)', async () => {
     for (const viewport of [MOBILE, TALL]) {
       const { page } = await openPage(viewport, {
         before: async (page) => {
           await page.addInitScript(`
+            window.__layoutShiftObserved = PerformanceObserver.supportedEntryTypes.includes('layout-shift');
             window.__layoutShift = 0;
             new PerformanceObserver((list) => {
               for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__layoutShift += entry.value;
@@ -576,7 +595,8 @@ describe('the contact page', () => {
           });
         },
       });
-      // Two frames after the form is usable, every shift there was has been reported.
+      expect(await page.evaluate<boolean>('window.__layoutShiftObserved')).toBe(true);
+      // Two frames after the form is usable (visible), every shift there was has been reported.
       await page.locator('#inquiry-form').waitFor();
       await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
       expect(await page.evaluate<number>('window.__layoutShift'), `${viewport.width}×${viewport.height}`).toBe(0);

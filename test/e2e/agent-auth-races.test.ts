@@ -8,7 +8,7 @@ import type { AgentClient } from '../../src/storage/auth-store.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { createStore, type Store } from '../../src/storage/store.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, postgresAdmin } from '../helpers/databases.js';
 import { type IdJagIssuer, startIdJagIssuer } from '../helpers/id-jag-issuer.js';
 
 const PUBLIC_URL = 'https://studio.example';
@@ -30,6 +30,8 @@ function barrier(count: number) {
     open = resolve;
   });
   return {
+    /** Resolves once all `count` parties have come. */
+    opened,
     /** False once `count` parties have come: later callers are not held. */
     get waiting() {
       return arrived < count;
@@ -42,23 +44,25 @@ function barrier(count: number) {
   };
 }
 
-/** Holds the store's next transaction before it begins: `reached` once it is held, until `release()`. */
-function holdNextTransaction(store: Store): { reached: Promise<void>; release: () => void } {
+/**
+ * Holds the store's next `count` transactions before they begin: `reached` once all of them are
+ * held, until `release()`. Later transactions run as usual.
+ */
+function holdTransactions(store: Store, count = 1): { reached: Promise<void>; release: () => void } {
   const transaction = store.transaction.bind(store);
-  let reach!: () => void;
-  const reached = new Promise<void>((resolve) => {
-    reach = resolve;
-  });
+  const all = barrier(count);
   let release!: () => void;
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
-  vi.spyOn(store, 'transaction').mockImplementationOnce(async (work, options) => {
-    reach();
-    await released;
+  vi.spyOn(store, 'transaction').mockImplementation(async (work, options) => {
+    if (all.waiting) {
+      void all.arrive();
+      await released;
+    }
     return transaction(work, options);
   });
-  return { reached, release };
+  return { reached: all.opened, release };
 }
 
 /** Codes mailed by the app (read from the outbox as they are queued; the worker is not running). */
@@ -78,9 +82,16 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
     database = undefined;
   });
 
-  /** `count` instances of the service on one fresh database. */
-  async function startInstances(count: number): Promise<TestApp[]> {
+  /**
+   * `count` instances of the service on one fresh database; on PostgreSQL with `serializable`, one
+   * whose default transaction isolation is serializable (set on the database, as an operator might).
+   */
+  async function startInstances(count: number, { serializable = false } = {}): Promise<TestApp[]> {
     database = await fresh();
+    if (serializable && database.config.kind === 'postgres') {
+      const name = new URL(database.url).pathname.slice(1);
+      await postgresAdmin(`ALTER DATABASE ${name} SET default_transaction_isolation = 'serializable'`);
+    }
     const env = {
       DATABASE_URL: database.url,
       PUBLIC_URL,
@@ -102,8 +113,8 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
   }
 
   /** One instance, and an anonymous registration whose claim by owner@example.com has started: its code mailed. */
-  async function startedClaim() {
-    const [app] = (await startInstances(1)) as [TestApp];
+  async function startedClaim(options?: { serializable?: boolean }) {
+    const [app] = (await startInstances(1, options)) as [TestApp];
     const codesTo = mailedCodes(app);
     const { client_id, claim_token } = await registerAnonymous(app);
     expect((await post(app, '/agent/claim', { claim_token, email: 'owner@example.com' })).statusCode).toBe(202);
@@ -117,7 +128,7 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
     // The second start has checked the claim and hashed its code; it is held just before it writes,
     // while the first code completes the claim.
     const store = app.services.store;
-    const held = holdNextTransaction(store);
+    const held = holdTransactions(store);
     const restart = post(app, '/agent/claim', { claim_token, email: 'intruder@example.com' });
     await held.reached;
     const completed = await post(app, '/agent/claim', { claim_token, otp: code });
@@ -133,13 +144,22 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
   });
 
   it('one code redeemed by more requests at once than a claim has tries claims once; every other gets 409 previously_claimed', async () => {
-    const { app, client_id, claim_token, code } = await startedClaim();
+    // On PostgreSQL, the database's default isolation is serializable: the service's transactions
+    // ask for read committed, so those waiting for the claim's row take their turn instead of failing.
+    const { app, client_id, claim_token, code } = await startedClaim({ serializable: true });
 
-    // Each request checks the claim and hashes the code before it counts its attempt: all of them are
-    // past those checks while the first is still claiming. None of them is a wrong code, so none may
-    // be refused as one, nor find the claim ended after too many tries.
+    // Every request has checked the claim and hashed the code before any of them begins its
+    // transaction. None of them is a wrong code, so none may be refused as one, nor find the claim
+    // ended after too many tries.
     const tries = OTP_MAX_FAILED_ATTEMPTS + 3;
-    const responses = await Promise.all(Array.from({ length: tries }, () => post(app, '/agent/claim', { claim_token, otp: code })));
+    const held = holdTransactions(app.services.store, tries);
+    const requests = Array.from({ length: tries }, () => post(app, '/agent/claim', { claim_token, otp: code }));
+    const answeredEarly = Promise.race(requests).then((response) => {
+      throw new Error(`a request was answered (${response.statusCode}) before every one had reached its transaction`);
+    });
+    await Promise.race([held.reached, answeredEarly]);
+    held.release();
+    const responses = await Promise.all(requests);
 
     expect(responses.map((response) => response.statusCode).sort()).toEqual([200, ...Array(tries - 1).fill(409)]);
     const bodies = responses.map((response) => response.json() as Record<string, unknown>);
@@ -154,7 +174,7 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
 
     // The completion has read the claim and hashed its code; it is held before its transaction while
     // a start mails a new code.
-    const held = holdNextTransaction(app.services.store);
+    const held = holdTransactions(app.services.store);
     const completion = post(app, '/agent/claim', { claim_token, otp: code });
     await held.reached;
     expect((await post(app, '/agent/claim', { claim_token, email: 'owner@example.com' })).statusCode).toBe(202);
@@ -167,6 +187,24 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
     expect(refused.statusCode).toBe(401);
     expect(refused.json()).toMatchObject({ error: 'otp_invalid', detail: expect.stringContaining('a newer code has been sent') });
     expect((await post(app, '/agent/claim', { claim_token, otp: newer })).statusCode).toBe(200);
+  });
+
+  it('a registration revoked while its right code was being checked stays revoked, and its claim unclaimed (410)', async () => {
+    const { app, client_id, claim_token, code } = await startedClaim();
+    const store = app.services.store;
+
+    const held = holdTransactions(store);
+    const completion = post(app, '/agent/claim', { claim_token, otp: code });
+    await held.reached;
+    await store.auth.revokeClient(client_id, new Date());
+    held.release();
+
+    const refused = await completion;
+    expect(refused.statusCode).toBe(410);
+    expect(refused.json()).toMatchObject({ error: 'claim_expired', detail: 'the registration has been revoked' });
+    expect(refused.json()).not.toHaveProperty('identity_assertion');
+    expect((await store.auth.findClient(client_id))?.status).toBe('revoked');
+    expect((await store.auth.findClaim(hashClaimToken(claim_token)))?.status).toBe('initiated');
   });
 
   it('two instances registering the same ID-JAG subject at once keep one client for it', async () => {

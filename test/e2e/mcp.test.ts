@@ -157,13 +157,18 @@ describe('tools', () => {
       resource: `${base}/mcp`,
     });
     const client = await connect({ authorization: `Bearer ${access_token}` });
-    const submitted = await call(client, 'submit_inquiry', validInquiry({ message: 'attributed over MCP' }));
+    const attributed = validInquiry({ message: 'attributed over MCP', idempotencyKey: 'mcp-attributed-1' });
+    const submitted = await call(client, 'submit_inquiry', attributed);
     const stored = await testApp.services.store.inquiries.findByReference(String(submitted.structuredContent?.reference));
     expect(stored?.clientId).toBe(registration.body.client_id);
     expect(submitted.content).toHaveLength(1);
     await client.close();
 
     const bad = await connect({ authorization: 'Bearer not-a-token' });
+    // A retry of that call, now with a bad token, answers for the call that sent it: no note.
+    const replayed = await call(bad, 'submit_inquiry', attributed);
+    expect(replayed.structuredContent?.reference).toBe(submitted.structuredContent?.reference);
+    expect(replayed.content).toHaveLength(1);
     const anonymous = await call(bad, 'submit_inquiry', validInquiry({ message: 'bad token over MCP' }));
     expect(anonymous.isError).toBeFalsy();
     const storedAnonymous = await testApp.services.store.inquiries.findByReference(String(anonymous.structuredContent?.reference));

@@ -20,7 +20,8 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-async function admin(sql: string): Promise<void> {
+/** Runs `sql` on the server's maintenance database (creating, altering or dropping test databases). */
+export async function postgresAdmin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await client.connect();
   try {
@@ -32,9 +33,9 @@ async function admin(sql: string): Promise<void> {
 
 export async function freshPostgres(): Promise<FreshDatabase> {
   const name = `studio_inquiry_test_${randomBytes(6).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
+  await postgresAdmin(`CREATE DATABASE ${name}`);
   const url = POSTGRES_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
-  return { config: { kind: 'postgres', url }, url, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return { config: { kind: 'postgres', url }, url, drop: () => postgresAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 export async function freshSqlite(): Promise<FreshDatabase> {
