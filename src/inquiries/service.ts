@@ -26,9 +26,17 @@ export interface SubmitOptions {
 export interface SubmitResult {
   readonly reference: string;
   readonly receivedAt: Date;
-  /** created: new inquiry; duplicate: folded into a recent identical one; replayed: same Idempotency-Key. */
-  readonly outcome: 'created' | 'duplicate' | 'replayed';
+  /**
+   * created: a new inquiry; duplicate: folded into a recent identical one. A replay answers what
+   * the first request with its Idempotency-Key was answered.
+   */
+  readonly outcome: 'created' | 'duplicate';
+  /** A replay: the same Idempotency-Key and body as an earlier request, answered the same. */
+  readonly replayed: boolean;
 }
+
+/** How an accepted submission is counted (metrics): a replay apart from what it repeats. */
+export type AcceptedAs = SubmitResult['outcome'] | 'replayed';
 
 export interface InquiryServiceDeps {
   readonly store: Store;
@@ -38,7 +46,7 @@ export interface InquiryServiceDeps {
   /** Called after a commit that created deliveries. */
   readonly onEnqueued?: () => void;
   /** Called for every accepted submission, with its outcome (metrics). */
-  readonly onAccepted?: (outcome: SubmitResult['outcome']) => void;
+  readonly onAccepted?: (outcome: AcceptedAs) => void;
   /** Draws a random inquiry reference (newReference; a test may make them collide). */
   readonly drawReference?: () => string;
 }
@@ -87,8 +95,8 @@ export function createInquiryService({
       if (error instanceof IdempotencyConflictError) throw error;
       throw new InquiryNotStoredError(error);
     }
-    if (result.outcome === 'created' && channels.length > 0) onEnqueued?.();
-    onAccepted?.(result.outcome);
+    if (!result.replayed && result.outcome === 'created' && channels.length > 0) onEnqueued?.();
+    onAccepted?.(result.replayed ? 'replayed' : result.outcome);
     return result;
   }
 
@@ -122,32 +130,36 @@ export function createInquiryService({
 
     // Each decision points at a slot: the reference it answers with.
     type Slot = { reference: string };
-    const decisions: ({ slot: Slot; outcome: SubmitResult['outcome'] } | Error)[] = [];
-    const claimedKeys = new Map<string, { requestHash: string; slot: Slot }>();
+    type Decision = { slot: Slot; outcome: SubmitResult['outcome']; replayed: boolean };
+    const decisions: (Decision | Error)[] = [];
+    const claimedKeys = new Map<string, { requestHash: string; slot: Slot; outcome: SubmitResult['outcome'] }>();
     const byFingerprint = new Map<string, Slot>([...recent].map(([fingerprint, reference]) => [fingerprint, { reference }]));
     const created: { slot: Slot; submission: Submission }[] = [];
 
     for (const submission of batch) {
       if (submission.key !== undefined) {
         const known = knownKeys.get(submission.key);
-        const previous = known ? { requestHash: known.requestHash, slot: { reference: known.reference } } : claimedKeys.get(submission.key);
+        const previous = known
+          ? { requestHash: known.requestHash, slot: { reference: known.reference }, outcome: known.outcome }
+          : claimedKeys.get(submission.key);
         if (previous) {
           decisions.push(
-            previous.requestHash === submission.requestHash ? { slot: previous.slot, outcome: 'replayed' } : new IdempotencyConflictError(),
+            previous.requestHash === submission.requestHash
+              ? { slot: previous.slot, outcome: previous.outcome, replayed: true }
+              : new IdempotencyConflictError(),
           );
           continue;
         }
       }
       let slot = byFingerprint.get(submission.fingerprint);
-      if (slot) {
-        decisions.push({ slot, outcome: 'duplicate' });
-      } else {
+      const outcome = slot ? 'duplicate' : 'created';
+      if (!slot) {
         slot = { reference: nextReference() };
         byFingerprint.set(submission.fingerprint, slot);
         created.push({ slot, submission });
-        decisions.push({ slot, outcome: 'created' });
       }
-      if (submission.key !== undefined) claimedKeys.set(submission.key, { requestHash: submission.requestHash, slot });
+      decisions.push({ slot, outcome, replayed: false });
+      if (submission.key !== undefined) claimedKeys.set(submission.key, { requestHash: submission.requestHash, slot, outcome });
     }
 
     const inserted = await store.intake.write(
@@ -157,11 +169,12 @@ export function createInquiryService({
           fingerprint: submission.fingerprint,
         })),
         channels,
-        keys: [...claimedKeys].map(([key, { requestHash, slot }]) => ({
+        keys: [...claimedKeys].map(([key, { requestHash, slot, outcome }]) => ({
           key,
           requestHash,
           reference: slot.reference,
           createdAt: receivedAt,
+          outcome,
         })),
         now: receivedAt,
       },
@@ -172,7 +185,9 @@ export function createInquiryService({
     // transaction must not commit; each submission is then tried alone (GroupCommitter), drawing anew.
     if (created.some(({ slot }) => !inserted.has(slot.reference))) throw new ReferenceTakenError();
     return decisions.map((decision) =>
-      decision instanceof Error ? decision : { reference: decision.slot.reference, receivedAt, outcome: decision.outcome },
+      decision instanceof Error
+        ? decision
+        : { reference: decision.slot.reference, receivedAt, outcome: decision.outcome, replayed: decision.replayed },
     );
   }
 
@@ -201,7 +216,7 @@ export function createInquiryService({
     if (known === undefined) return null;
     if (known.requestHash !== hashJson(input)) throw new IdempotencyConflictError();
     onAccepted?.('replayed');
-    return { reference: known.reference, receivedAt: now(), outcome: 'replayed' };
+    return { reference: known.reference, receivedAt: now(), outcome: known.outcome, replayed: true };
   }
 
   return { submit, fieldErrors, answerRetry };

@@ -171,11 +171,12 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
     const submitted = retry ?? (await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId }));
     const sent = result({
       reference: submitted.reference,
+      outcome: submitted.outcome,
       responseTime: context.profile.responseTime,
       confirmation: confirmationText(context.profile, submitted.reference),
     });
     // A replay answers for the call that sent the inquiry, with whatever token that one had.
-    if (!context.tokenRejected || submitted.outcome === 'replayed') return sent;
+    if (!context.tokenRejected || submitted.replayed) return sent;
     const note =
       'The inquiry was sent, but without your client id: the bearer token was not accepted (invalid, expired or revoked). ' +
       `To be named as its sender next time, get a new token (see ${context.urls.mcpProtectedResourceMetadata}).`;

@@ -59,9 +59,17 @@ const servicesOutputSchema = {
 
 const submitOutputSchema = {
   type: 'object',
-  required: ['reference', 'responseTime', 'confirmation'],
+  required: ['reference', 'outcome', 'responseTime', 'confirmation'],
   properties: {
     reference: { type: 'string', description: 'The inquiry reference, e.g. INQ-7K2M9Q; quote it in any follow-up.' },
+    outcome: {
+      type: 'string',
+      enum: ['created', 'duplicate'],
+      description:
+        'created: a new inquiry. duplicate: the same email and message as an inquiry received in the last 10 minutes, folded ' +
+        "into it: its reference, and only the first one's fields are kept. A retry with the same idempotencyKey answers what its " +
+        'first call was answered.',
+    },
     responseTime: { type: 'string', description: 'How soon the studio replies, e.g. "24 hours".' },
     confirmation: { type: 'string', description: 'The confirmation text a person would see.' },
   },

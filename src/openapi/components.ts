@@ -76,10 +76,10 @@ export const headers: Record<string, Json> = {
   },
   'Inquiry-Outcome': {
     description:
-      'What became of the inquiry: `created` (stored anew), `duplicate` (the same email and message as one received in the last ' +
-      "10 minutes: folded into it, answered with its reference, and this one's other fields not stored) or `replayed` (the same " +
-      'Idempotency-Key and body as an earlier request).',
-    schema: { type: 'string', enum: ['created', 'duplicate', 'replayed'] },
+      'What became of the inquiry: `created` (stored anew) or `duplicate` (the same email and message as one received in the last ' +
+      "10 minutes: folded into it, answered with its reference, and this one's other fields not stored). A replay (the same " +
+      'Idempotency-Key and body as an earlier request, marked `Idempotent-Replayed: true`) answers what that request was answered.',
+    schema: { type: 'string', enum: ['created', 'duplicate'] },
   },
   'Cache-Control': { description: 'How long the response may be cached.', schema: { type: 'string', examples: ['public, max-age=3600'] } },
   'Access-Control-Allow-Origin': { description: 'Readable from any origin.', schema: { type: 'string', const: '*' } },

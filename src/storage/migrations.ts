@@ -228,6 +228,14 @@ const migrations: Record<string, Migration> = {
       `.execute(db);
     },
   },
+  '009_idempotency_key_outcome': {
+    // What a key's first request was answered, created or duplicate (folded into a recent identical
+    // inquiry), so that a replay answers the same. Keys stored before it have none and replay as
+    // created; they are forgotten within a day.
+    async up(db) {
+      await db.schema.alterTable('idempotency_keys').addColumn('outcome', 'text').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

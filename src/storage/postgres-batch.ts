@@ -40,9 +40,9 @@ function deliveriesInsert(rows: readonly NewDelivery[]): RawBuilder<unknown> {
 
 function keysInsert(rows: readonly IdempotencyKeysTable[]): RawBuilder<unknown> {
   const of = <K extends keyof IdempotencyKeysTable>(key: K) => column(rows, key);
-  return sql`insert into idempotency_keys (key, request_hash, reference, created_at)
+  return sql`insert into idempotency_keys (key, request_hash, reference, created_at, outcome)
     select * from unnest(${of('key')}::text[], ${of('request_hash')}::text[], ${of('reference')}::text[],
-      ${of('created_at')}::bigint[])`;
+      ${of('created_at')}::bigint[], ${of('outcome')}::text[])`;
 }
 
 /** Inserts the inquiries whose reference is free; returns the references inserted. */
@@ -62,8 +62,8 @@ export async function insertIdempotencyKeys(db: Db, rows: readonly IdempotencyKe
 /** One row of lookupIntake: an idempotency key, the earliest recent inquiry of a fingerprint, or a taken reference. */
 export type IntakeLookupRow =
   | ({ kind: 'key' } & IdempotencyKeysTable)
-  | { kind: 'recent'; key: string; request_hash: null; reference: string; created_at: number }
-  | { kind: 'taken'; key: string; request_hash: null; reference: string; created_at: null };
+  | { kind: 'recent'; key: string; request_hash: null; reference: string; created_at: number; outcome: null }
+  | { kind: 'taken'; key: string; request_hash: null; reference: string; created_at: null; outcome: null };
 
 /**
  * What deciding an intake batch needs to know, in one statement: the stored idempotency keys among
@@ -79,12 +79,12 @@ export async function lookupIntake(
     references,
   }: { keys: readonly string[]; fingerprints: readonly string[]; since: number; references: readonly string[] },
 ): Promise<IntakeLookupRow[]> {
-  const { rows } = await sql<IntakeLookupRow>`select 'key' as kind, key, request_hash, reference, created_at from idempotency_keys
-      where key = any(${keys}::text[])
-    union all (select distinct on (fingerprint) 'recent', fingerprint, null, reference, received_at from inquiries
+  const { rows } = await sql<IntakeLookupRow>`select 'key' as kind, key, request_hash, reference, created_at, outcome
+      from idempotency_keys where key = any(${keys}::text[])
+    union all (select distinct on (fingerprint) 'recent', fingerprint, null, reference, received_at, null from inquiries
       where fingerprint = any(${fingerprints}::text[]) and received_at >= ${since}
       order by fingerprint, received_at, reference)
-    union all select 'taken', reference, null, reference, null from inquiries
+    union all select 'taken', reference, null, reference, null, null from inquiries
       where reference = any(${references}::text[])`.execute(db);
   return rows;
 }

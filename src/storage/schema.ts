@@ -20,6 +20,8 @@ export interface IdempotencyKeysTable {
   request_hash: string;
   reference: string;
   created_at: number;
+  /** created or duplicate: what the key's first request was answered (migration 009; null before it). */
+  outcome: string | null;
 }
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';

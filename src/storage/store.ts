@@ -69,6 +69,8 @@ export interface IdempotencyEntry {
   readonly requestHash: string;
   readonly reference: string;
   readonly createdAt: Date;
+  /** What the key's first request was answered, and so every replay of it. */
+  readonly outcome: 'created' | 'duplicate';
 }
 
 export interface IdempotencyStore {
@@ -340,9 +342,22 @@ function inquiryRow({ inquiry, fingerprint }: NewInquiry): InquiriesTable {
 }
 
 function idempotencyKeyRow(entry: IdempotencyEntry): IdempotencyKeysTable {
-  return { key: entry.key, request_hash: entry.requestHash, reference: entry.reference, created_at: entry.createdAt.getTime() };
+  return {
+    key: entry.key,
+    request_hash: entry.requestHash,
+    reference: entry.reference,
+    created_at: entry.createdAt.getTime(),
+    outcome: entry.outcome,
+  };
 }
 
 function toIdempotencyEntry(row: IdempotencyKeysTable): IdempotencyEntry {
-  return { key: row.key, requestHash: row.request_hash, reference: row.reference, createdAt: new Date(Number(row.created_at)) };
+  return {
+    key: row.key,
+    requestHash: row.request_hash,
+    reference: row.reference,
+    createdAt: new Date(Number(row.created_at)),
+    // A key stored before migration 009 kept no outcome: most first requests created their inquiry.
+    outcome: row.outcome === 'duplicate' ? 'duplicate' : 'created',
+  };
 }

@@ -604,7 +604,7 @@ describe('the contact page', () => {
     }
   });
 
-  it('says when a resend was folded into the inquiry it repeats, and confirms a replay of its own retry as usual', async () => {
+  it('says when a resend was folded into the inquiry it repeats, also when that answer was lost and the retry replayed; confirms a replay of a new inquiry as usual', async () => {
     const session = await openPage();
     const { page } = session;
     const send = page.getByRole('button', { name: 'Send inquiry' });
@@ -636,17 +636,29 @@ describe('the contact page', () => {
       await route.fetch();
       await route.abort('connectionreset');
     });
-    await fillForm(page, { firstName: 'Grace', lastName: 'Hopper', email: 'grace.h@example.com', message: 'A second project.' });
+    const grace = { lastName: 'Hopper', email: 'grace.h@example.com', message: 'A second project.' };
+    await fillForm(page, { firstName: 'Grace', ...grace });
     await send.click();
     await page.getByText('We could not reach our server').waitFor();
     const replayed = page.waitForResponse((response) => response.url() === `${base}/api/contact`);
     await send.click();
     expect((await replayed).headers()['idempotent-replayed']).toBe('true');
-    expect(await confirmation(page)).toMatch(REFERENCE_IN_TEXT);
+    const graceReference = referenceOf(await confirmation(page));
     const keys = contactPosts(session)
       .slice(-2)
       .map((post) => post.headers['idempotency-key']);
     expect(keys[0]).toBe(keys[1]);
+
+    // A corrected resend folded into it, whose answer is lost: the replay says it was folded too.
+    lost = false;
+    await fillForm(page, { firstName: 'Grace B.', ...grace });
+    await send.click();
+    await page.getByText('We could not reach our server').waitFor();
+    const foldedReplay = page.waitForResponse((response) => response.url() === `${base}/api/contact`);
+    await send.click();
+    const foldedHeaders = (await foldedReplay).headers();
+    expect([foldedHeaders['idempotent-replayed'], foldedHeaders['inquiry-outcome']]).toEqual(['true', 'duplicate']);
+    await page.getByText(`We already have this inquiry (reference ${graceReference}).`, { exact: false }).waitFor();
   });
 
   it('keeps the error summary in step as the flagged fields are corrected', async () => {

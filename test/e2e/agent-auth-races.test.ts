@@ -264,6 +264,7 @@ describe.each(BACKENDS)('upgrading a $name database with duplicate ID-JAG client
     database = await fresh();
     // The database as an older release left it: migrated up to 005, with duplicates it wrote.
     const older = await openDatabase(database.config);
+    await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
     await sql`drop table delivery_successes`.execute(older.db);
     await sql`drop table claim_code_sends`.execute(older.db);
     await sql`drop index agent_clients_active_subject`.execute(older.db);

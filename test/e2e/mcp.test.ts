@@ -127,10 +127,26 @@ describe('tools', () => {
     const first = await call(client, 'submit_inquiry', args);
     const again = await call(client, 'submit_inquiry', args);
     expect(again.structuredContent?.reference).toBe(first.structuredContent?.reference);
+    expect([first.structuredContent?.outcome, again.structuredContent?.outcome]).toEqual(['created', 'created']);
     const other = await call(client, 'submit_inquiry', { ...args, message: 'something else' });
     expect(other.isError).toBe(true);
     // Named as the tool's argument is, not as the HTTP header.
     expect(other.content[0]?.text).toBe('This idempotencyKey was already used with different arguments. Use a new key for a new inquiry.');
+    await client.close();
+  });
+
+  it('says when a call was folded into a recent identical inquiry, and a retry of that call says so too', async () => {
+    const client = await connect();
+    const first = await call(client, 'submit_inquiry', validInquiry({ message: 'folded over MCP', company: 'Typo Ltd' }));
+    const corrected = validInquiry({ message: 'folded over MCP', company: 'Correct Ltd', idempotencyKey: 'mcp-folded-1' });
+    const folded = await call(client, 'submit_inquiry', corrected);
+    const retried = await call(client, 'submit_inquiry', corrected);
+    for (const answer of [folded, retried]) {
+      expect(answer.structuredContent).toMatchObject({ reference: first.structuredContent?.reference, outcome: 'duplicate' });
+    }
+    expect(first.structuredContent?.outcome).toBe('created');
+    const stored = await testApp.services.store.inquiries.findByReference(String(first.structuredContent?.reference));
+    expect(stored?.company).toBe('Typo Ltd');
     await client.close();
   });
 

@@ -380,7 +380,9 @@ describe('duplicate submissions', () => {
     expect(stored).toEqual([expect.objectContaining({ firstName: 'Ada', company: 'Typo Ltd' })]);
     const replayed = await post(repeat, { 'idempotency-key': 'repeat-1' });
     expect(replayed.headers['idempotent-replayed']).toBe('true');
-    expect(replayed.headers['inquiry-outcome']).toBe('replayed');
+    // The same response as the first time: folded, so the client can still say the changes were not kept.
+    expect(replayed.headers['inquiry-outcome']).toBe('duplicate');
+    expect(replayed.body).toBe(again.body);
     expect(referenceOf(replayed.body)).toBe(referenceOf(first.body));
     expect(await testApp.services.store.outbox.forReference(referenceOf(first.body))).toHaveLength(1);
   });
@@ -462,7 +464,8 @@ describe('rate limit', () => {
       const started = performance.now();
       const retry = await post(validInquiry(), { 'idempotency-key': 'while-locked-1' });
       expect(retry.statusCode).toBe(200);
-      expect(retry.headers['inquiry-outcome']).toBe('replayed');
+      expect(retry.headers['inquiry-outcome']).toBe('created');
+      expect(retry.headers['idempotent-replayed']).toBe('true');
       expect(retry.body).toBe(first.body);
       // Not counted: the allowance left is the one the first request reported.
       expect(retry.headers['ratelimit-remaining']).toBeUndefined();

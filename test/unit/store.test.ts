@@ -321,6 +321,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
           requestHash: 'h',
           reference,
           createdAt: index < expired ? expiredAt : now,
+          outcome: 'created' as const,
         })),
       );
       expect(await store.idempotency.deleteOlderThan(new Date(now.getTime() - 24 * 3_600_000))).toBe(expired);
@@ -482,7 +483,8 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await store.close();
       const older = await openDatabase(database.config);
       await sql`drop table delivery_successes`.execute(older.db);
-      await sql`delete from kysely_migration where name = '008_delivery_success_counts'`.execute(older.db);
+      await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
+      await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await older.db.destroy();
 
       const upgraded = await openDatabase(database.config);
@@ -652,11 +654,12 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
               new Date(0),
             );
             expect(found).toEqual(new Map(batch.map(({ inquiry, fingerprint }) => [fingerprint, inquiry.reference])));
-            const keys = batch.map(({ inquiry }) => ({
+            const keys = batch.map(({ inquiry }, index) => ({
               key: `${inquiry.reference} ${inquiry.message}`,
               requestHash: inquiry.firstName,
               reference: inquiry.reference,
               createdAt: inquiry.receivedAt,
+              outcome: index % 2 === 0 ? ('created' as const) : ('duplicate' as const),
             }));
             await store.idempotency.insertMany(keys);
             expect(await store.idempotency.findMany(keys.map(({ key }) => key))).toEqual(new Map(keys.map((key) => [key.key, key])));
@@ -695,6 +698,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
               requestHash: `hash ${reference}`,
               reference,
               createdAt: receivedAt,
+              outcome: 'created' as const,
             }));
           await store.inquiries.insertMany(inquiries);
           await store.idempotency.insertMany(keys);
@@ -737,7 +741,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         inquiry: inquiry(reference, now),
         fingerprint: `fp-${reference}`,
       }));
-      const keys = [{ key: 'key-0', requestHash: 'hash-0', reference: 'INQ-WRITE0', createdAt: now }];
+      const keys = [{ key: 'key-0', requestHash: 'hash-0', reference: 'INQ-WRITE0', createdAt: now, outcome: 'created' as const }];
       const written = (writes: Omit<IntakeWrites, 'now'>) => store.transaction((tx) => store.intake.write({ ...writes, now }, tx));
       expect(await written({ inquiries: batch, channels: ['email', 'webhook'], keys })).toEqual(new Set(['INQ-WRITE0', 'INQ-WRITE1']));
       expect(await store.inquiries.findByReference('INQ-WRITE1')).toEqual(batch[2]?.inquiry);
@@ -751,7 +755,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       ]);
       expect(await store.idempotency.findMany(['key-0'])).toEqual(new Map([['key-0', keys[0]]]));
       // Only keys (every submission a replay or a fold): nothing else is written. Nothing at all: no statement.
-      const replay = { key: 'key-1', requestHash: 'hash-1', reference: 'INQ-WRITE1', createdAt: now };
+      const replay = { key: 'key-1', requestHash: 'hash-1', reference: 'INQ-WRITE1', createdAt: now, outcome: 'duplicate' as const };
       expect(await written({ inquiries: [], channels: ['email'], keys: [replay] })).toEqual(new Set());
       expect((await store.idempotency.findMany(['key-1'])).get('key-1')).toEqual(replay);
       expect(await written({ inquiries: [], channels: ['email'], keys: [] })).toEqual(new Set());
@@ -765,6 +769,23 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       ).rejects.toThrow();
       expect(await store.inquiries.findByReference('INQ-WRITE2')).toBeUndefined();
       expect(await store.outbox.forReferences(['INQ-WRITE2'])).toEqual([]);
+    });
+
+    it('read a key stored before its outcome was kept (migration 009) as one whose request created its inquiry', async () => {
+      await openTempStore();
+      const now = new Date('2026-01-01T00:00:00Z');
+      await store.inquiries.insertMany([{ inquiry: inquiry('INQ-OLDKEY', now), fingerprint: 'fp-old' }]);
+      const opened = await openDatabase(database.config);
+      await sql`insert into idempotency_keys (key, request_hash, reference, created_at) values ('old-key', 'h', 'INQ-OLDKEY', ${now.getTime()})`.execute(
+        opened.db,
+      );
+      await opened.db.destroy();
+      const expected = { key: 'old-key', requestHash: 'h', reference: 'INQ-OLDKEY', createdAt: now, outcome: 'created' };
+      expect((await store.idempotency.findMany(['old-key'])).get('old-key')).toEqual(expected);
+      const facts = await store.transaction((tx) =>
+        store.intake.lookup({ keys: ['old-key'], fingerprints: [], since: now, references: [] }, tx),
+      );
+      expect(facts.keys.get('old-key')).toEqual(expected);
     });
 
     it('list page after page, each going on after the last row of the one before: every inquiry once, in order, ties included', async () => {
@@ -1151,7 +1172,10 @@ describe('a locked transaction on PostgreSQL', () => {
     await opened.transaction(
       async (tx) => {
         await opened.outbox.enqueue(['INQ-LATER1'], ['email'], new Date(), tx);
-        await opened.idempotency.insertMany([{ key: 'k-later', requestHash: 'h', reference: 'INQ-LATER1', createdAt: new Date() }], tx);
+        await opened.idempotency.insertMany(
+          [{ key: 'k-later', requestHash: 'h', reference: 'INQ-LATER1', createdAt: new Date(), outcome: 'created' }],
+          tx,
+        );
         await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-LATER1'), fingerprint: 'fp-later' }], tx);
       },
       { lock: ['a name'] },
@@ -1227,7 +1251,7 @@ describe('a locked transaction on PostgreSQL', () => {
     const swallowed = opened.transaction(
       async (tx) => {
         await opened.inquiries.insertMany([{ inquiry: inquiry('INQ-SWALLO'), fingerprint: 'fp-swallow' }], tx);
-        const key = { key: 'k', requestHash: 'h', reference: 'INQ-SWALLO', createdAt: new Date() };
+        const key = { key: 'k', requestHash: 'h', reference: 'INQ-SWALLO', createdAt: new Date(), outcome: 'created' as const };
         await opened.idempotency.insertMany([key], tx);
         // The same key again: a unique violation, caught and ignored.
         await opened.idempotency.insertMany([key], tx).catch(() => {});

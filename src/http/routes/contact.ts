@@ -37,7 +37,7 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
     // A folded duplicate keeps only the first submission's fields: a person who corrected a name
     // and sent again must be told (the contact page says so).
     reply.header('inquiry-outcome', result.outcome);
-    if (result.outcome === 'replayed') reply.header('idempotent-replayed', 'true');
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
     return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
   });
 
