@@ -100,7 +100,8 @@ export const TOOLS = [
     title: 'Send a project inquiry',
     description:
       "Sends a project inquiry to the studio on a person's behalf: firstName, lastName, email (where the studio replies), " +
-      'message (the project brief) and optionally company. Returns a reference and the expected response time. ' +
+      'message (the project brief) and optionally company. Returns a reference, the expected response time and the outcome: ' +
+      'created, or duplicate where the same email and message arrived in the last 10 minutes (folded into that inquiry). ' +
       'On invalid fields it returns an error naming each field and how to fix it: correct them and call again. ' +
       'Pass the same idempotencyKey when retrying so that the inquiry is sent once.',
     inputSchema: submitInquiryInputSchema,

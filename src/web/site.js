@@ -144,7 +144,8 @@
         unsettled = null; // only once read: an answer cut off on the way is retried under the same key
         // The server folds a resend of the same email and message (within 10 minutes) into the first
         // inquiry and keeps only that one's fields: a corrected name or company did not arrive, and
-        // the usual confirmation would say it did. (A replay of this page's own retry is no fold.)
+        // the usual confirmation would say it did. A replay of this page's own retry repeats its
+        // first answer's outcome, so a folded answer lost on the way still shows this.
         if (response.headers.get('inquiry-outcome') === 'duplicate') {
           const reference = /\bINQ-[0-9A-Z]+\b/.exec(confirmation)?.[0];
           showStatus(

@@ -305,7 +305,8 @@ describe('the HTTP endpoint', () => {
       body,
     });
     expect(response.status).toBe(400);
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    // As the transport's own answers are typed.
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(response.headers.get('content-security-policy')).toBeTruthy();
@@ -329,6 +330,7 @@ describe('the HTTP endpoint', () => {
       body: JSON.stringify(body),
     });
     expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await response.json()).toEqual({
       jsonrpc: '2.0',
       id: null,
@@ -438,6 +440,7 @@ describe('the HTTP endpoint', () => {
       });
     const allowed = await batch(MCP_MAX_BATCH);
     expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const answers = (await allowed.json()) as { id: number; result: { tools: unknown[] } }[];
     expect(answers.map((answer) => [answer.id, answer.result.tools.length])).toEqual(
       Array.from({ length: MCP_MAX_BATCH }, (_, id) => [id, 3]),

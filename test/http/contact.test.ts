@@ -351,6 +351,9 @@ describe('Idempotency-Key', () => {
     const responses = await Promise.all(Array.from({ length: 20 }, () => post(validInquiry(), { 'idempotency-key': 'concurrent' })));
     expect(new Set(responses.map((r) => r.statusCode))).toEqual(new Set([200]));
     expect(new Set(responses.map((r) => r.body)).size).toBe(1);
+    // Each one that found the key taken (stored, or claimed earlier in its batch) answers as the first did.
+    expect(new Set(responses.map((r) => r.headers['inquiry-outcome']))).toEqual(new Set(['created']));
+    expect(responses.filter((r) => r.headers['idempotent-replayed'] === 'true')).toHaveLength(19);
     expect(await testApp.services.store.inquiries.list({ limit: 50 })).toHaveLength(1);
   });
 });
