@@ -55,6 +55,7 @@ function inWords(seconds: number): string {
 }
 
 const previouslyClaimed = () => new AgentAuthError('previously_claimed', 'this registration has already been claimed', 409);
+const codeExpired = () => new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410);
 
 export interface ClaimDeps {
   readonly store: Pick<Store, 'auth' | 'outbox' | 'transaction' | 'afterCommit'>;
@@ -155,7 +156,7 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
       throw new AgentAuthError('invalid_request', 'no code was sent for this claim yet: start it with {claim_token, email}');
     }
     if (claim.otpExpiresAt === null || claim.otpExpiresAt.getTime() <= now().getTime()) {
-      throw new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410);
+      throw codeExpired();
     }
     const sent = claim.otpHash;
     // Hashed before the transaction: scrypt's time is not spent holding the claim's row.
@@ -178,7 +179,7 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
         return { refused: new AgentAuthError('claim_expired', 'this claim has ended after too many wrong codes', 410) };
       }
       if (current.otpExpiresAt === null || current.otpExpiresAt.getTime() <= now().getTime()) {
-        return { refused: new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410) };
+        return { refused: codeExpired() };
       }
       if (timingSafeEqual(given, Buffer.from(current.otpHash, 'hex'))) {
         // A registration revoked since it was looked up stays revoked, and its claim unclaimed.

@@ -36,6 +36,22 @@ export interface WindowLimiter {
   take(address: string): Promise<LimitVerdict | null>;
 }
 
+/**
+ * Admits one inquiry, at either door: a retry whose Idempotency-Key has already answered is
+ * answered from a read (`answerRetry`, InquiryService.answerRetry), before the limit and without
+ * counting; any other inquiry is counted (`verdict`). Without a limit nothing is read or counted: a
+ * retry then goes into the write batch, which looks its key up anyway.
+ */
+export async function admitInquiry<Answer>(
+  limiter: WindowLimiter,
+  address: string,
+  answerRetry: () => Promise<Answer | null>,
+): Promise<{ retry: Answer | null; verdict: LimitVerdict | null }> {
+  if (limiter.rule === null) return { retry: null, verdict: null };
+  const retry = await answerRetry();
+  return { retry, verdict: retry === null ? await limiter.take(address) : null };
+}
+
 export function createWindowLimiter(
   config: RateLimitConfig | null,
   redis: Redis | null = null,

@@ -15,7 +15,7 @@ import {
 import type { AuthUrls } from '../auth/urls.js';
 import { DomainError, IdempotencyConflictError, ValidationError } from '../errors.js';
 import { confirmationText } from '../inquiries/confirmation.js';
-import type { WindowLimiter } from '../inquiries/rate-limit.js';
+import { admitInquiry, type WindowLimiter } from '../inquiries/rate-limit.js';
 import type { InquiryService } from '../inquiries/service.js';
 import type { StudioProfile } from '../studio/profile.js';
 import { ajv, type FieldError } from '../validation/ajv.js';
@@ -157,11 +157,11 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
   }
   if (errors.length > 0) return invalidFields(errors);
   try {
-    // One allowance with POST /api/contact. A retry with an idempotencyKey already answered is
-    // answered from a read, before the limit and without counting (InquiryService.answerRetry).
+    // One allowance with POST /api/contact; a retry with an idempotencyKey already answered is not counted.
     const { rule } = context.limiter;
-    const retry = rule === null ? null : await context.inquiries.answerRetry(fields, idempotencyKey);
-    const verdict = rule === null || retry !== null ? null : await context.limiter.take(context.clientAddress);
+    const { retry, verdict } = await admitInquiry(context.limiter, context.clientAddress, () =>
+      context.inquiries.answerRetry(fields, idempotencyKey),
+    );
     if (rule !== null && verdict !== null && verdict.retryAfterSeconds > 0) {
       return toolError(
         `Rate limited: too many inquiries from this address (at most ${rule.max} per ${rule.window}, over HTTP and MCP together). ` +

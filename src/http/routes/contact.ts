@@ -1,10 +1,11 @@
 // POST /api/contact (interface document §4.1): parse → a retry answered from a read, or the rate
-// limit → the inquiry service → the plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
-// limiter, so mistakes a person corrects in the form do not use up their allowance.
+// limit → the inquiry service → the plain-text confirmation. Validation (of the body and the
+// Idempotency-Key) happens before the rate limiter, so mistakes a person corrects in the form do not
+// use up their allowance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
-import type { WindowLimiter } from '../../inquiries/rate-limit.js';
+import { admitInquiry, type LimitVerdict, type WindowLimiter } from '../../inquiries/rate-limit.js';
 import { inquirySchema } from '../../inquiries/schema.js';
 import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
@@ -26,12 +27,8 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
   const { inquiries, profile, limiter } = options;
   app.post('/api/contact', { schema: { body: inquirySchema }, preHandler: checkIdempotencyKeyHeader }, async (request, reply) => {
     const idempotencyKey = idempotencyKeyOf(request);
-    // Where there is a limit, a retry is answered from a read, before it and without counting.
-    const retry = limiter.rule === null ? null : await inquiries.answerRetry(request.body, idempotencyKey);
-    if (retry === null) {
-      // (A reply is thenable: awaited, it would wait until sent and give nothing back.)
-      if (await limitInquiries(request, reply)) return reply;
-    }
+    const { retry, verdict } = await admitInquiry(limiter, request.ip, () => inquiries.answerRetry(request.body, idempotencyKey));
+    if (verdict !== null && refusedByLimit(reply, verdict)) return reply;
     const { clientId } = await bearerClient(request.headers.authorization, reply, options);
     const result = retry ?? (await inquiries.submit(request.body, { idempotencyKey, clientId }));
     // A folded duplicate keeps only the first submission's fields: a person who corrected a name
@@ -42,14 +39,12 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
   });
 
   /**
-   * RATE_LIMIT_INQUIRIES, after validation (a person correcting the form uses no allowance), shared
-   * with the MCP tool: the draft IETF RateLimit-* fields on every counted answer, and a 429 with
-   * Retry-After past the limit. Whether it refused (and sent the 429).
+   * RATE_LIMIT_INQUIRIES, counted after validation (a person correcting the form uses no allowance),
+   * shared with the MCP tool: the draft IETF RateLimit-* fields on every counted answer, and a 429
+   * with Retry-After past the limit. Whether it refused (and sent the 429).
    */
-  async function limitInquiries(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    if (limiter.rule === null) return false;
-    const verdict = await limiter.take(request.ip);
-    if (verdict === null) return false;
+  function refusedByLimit(reply: FastifyReply, verdict: LimitVerdict): boolean {
+    if (limiter.rule === null) return false; // (a verdict comes only from a limit)
     reply
       .header('ratelimit-limit', verdict.limit)
       .header('ratelimit-remaining', verdict.remaining)
