@@ -11,8 +11,8 @@
 // The rate alone decides, not how busy this process looks: where instances share a machine or a
 // database, an instance's event loop waits on the database while the processor it would mail with
 // is taken. Pacing only on a saturated loop let two instances on PostgreSQL mail 150-176 a second
-// during a load instead of the 100 they were paced to then, at ~0.8 ms of processor each (README,
-// "Where the time goes").
+// during a load instead of the 100 they were paced to then, at ~0.8 ms of processor each
+// (docs/benchmarks.md, "Where the time goes").
 //
 // Where several instances share a database, inquiries arriving at the others pace this one too: an
 // instance that takes none of a burst would otherwise mail it at full speed, and the database would

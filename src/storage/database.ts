@@ -315,7 +315,7 @@ export class RolledBackError extends Error {
  * `commit` with ROLLBACK: that is reported as a failure (RolledBackError), never as a commit. Where
  * `begin` itself failed (the lock timeout), that is the error reported, not what followed it.
  * Round trips to the database are a quarter of what a loaded instance spends its processor on
- * (README, "Where the time goes").
+ * (docs/benchmarks.md, "Where the time goes").
  */
 async function lockedPostgresTransaction<T>(
   db: Kysely<Database>,
