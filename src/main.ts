@@ -2,7 +2,7 @@
 // finish in-flight requests and started deliveries, and exit 0 (CONTRACT.md).
 import { appDeps, buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { closeHttp, listenFailure } from './http/lifecycle.js';
+import { closeHttp, listenFailure, watchConnections } from './http/lifecycle.js';
 import { createLogger } from './logger.js';
 import { createServices } from './services.js';
 import { loadStudioProfile } from './studio/profile.js';
@@ -42,13 +42,14 @@ async function main(): Promise<void> {
   }
 
   const app = await buildApp(appDeps({ config, logger, profile }, services));
+  const connections = watchConnections(app.server);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     const message = listenFailure(error, config);
     logger.fatal({ err: error }, message);
     process.stderr.write(`studio-inquiry: ${message}\n`);
-    await closeHttp(app, logger);
+    await closeHttp(app, logger, connections);
     await services.close();
     process.exit(1);
   }
@@ -69,7 +70,8 @@ async function main(): Promise<void> {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS).unref();
-    await closeHttp(app, logger);
+    // Requests and deliveries finish side by side; the store closes once both are done.
+    await Promise.all([closeHttp(app, logger, connections), services.worker.stop()]);
     await services.close();
     logger.info('stopped');
     process.exit(0);

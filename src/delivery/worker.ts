@@ -81,6 +81,8 @@ export class DeliveryWorker {
   /** Whose leases this worker's claims take, and whose attempts it records (claimDue's owner). */
   readonly id = randomUUID();
   private pumping: Promise<void> | undefined;
+  /** The stop under way, or done (until the next start). */
+  private stopping: Promise<void> | undefined;
   private running = false;
   private claiming = false;
   private wakeAgain = false;
@@ -114,6 +116,7 @@ export class DeliveryWorker {
 
   async start(): Promise<void> {
     if (this.running) return;
+    this.stopping = undefined;
     if (this.options.releaseLeasesOnStart) await this.options.store.outbox.releaseLeases();
     this.running = true;
     clearInterval(this.renewTimer);
@@ -138,14 +141,26 @@ export class DeliveryWorker {
   }
 
   /**
-   * Stops claiming and waits for the deliveries already started, for at most `graceMs` (so that
-   * shutdown stays within its deadline). One still running then is left to its lease: it is tried
-   * again after the restart (delivery is at least once).
+   * Stops claiming, gives back the deliveries claimed but not yet being sent, and waits for the
+   * sends already started, for at most `graceMs` (so that shutdown stays within its deadline). One
+   * still running then is left to its lease: it is tried again after the restart (delivery is at
+   * least once).
    */
-  async stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
+  stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
+    // Asked again while stopping (shutdown stops the worker beside the HTTP drain, then closes the
+    // services), it waits for the same stop, not for a second grace.
+    this.stopping ??= this.stopNow(graceMs);
+    return this.stopping;
+  }
+
+  private async stopNow(graceMs: number): Promise<void> {
     this.running = false;
     this.waitingForPace = false;
     clearTimeout(this.timer);
+    // Sends not yet started (waiting for a connection of their channel) are not started now: they
+    // are given back below, at once, for any worker to claim, instead of being sent during the
+    // grace and perhaps cut off by the exit (sent, but not recorded, so sent again).
+    for (const slots of this.channelSlots.values()) slots.abandonWaiting();
     const drained = (async () => {
       await this.pumping;
       while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -254,8 +269,12 @@ export class DeliveryWorker {
       const until = new Date(this.now().getTime() + this.leaseMs);
       const renewedAt = performance.now();
       const ids = [...this.inFlightIds];
-      await this.options.store.outbox.renewLeases(ids, this.id, until);
-      for (const id of ids) if (this.heldUntil.has(id)) this.heldUntil.set(id, renewedAt + this.leaseMs);
+      // Only the leases renewed move on. One not renewed keeps the end its claim or last renewal
+      // gave it: after an outage longer than the lease, another worker may hold the delivery now
+      // (and have sent it), so a send of it still waiting for a connection here must not start.
+      for (const id of await this.options.store.outbox.renewLeases(ids, this.id, until)) {
+        if (this.heldUntil.has(id)) this.heldUntil.set(id, renewedAt + this.leaseMs);
+      }
       this.renewalFailing = false;
     } catch (error) {
       if (!this.renewalFailing) this.options.logger.warn({ err: error }, 'could not renew the leases of deliveries in flight; will retry');
@@ -339,7 +358,15 @@ export class DeliveryWorker {
     const channel = this.channels.get(delivery.channel);
     // A send that waits for a free connection of its channel is timed from when it starts.
     const slots = channel && this.slotsFor(channel);
-    await slots?.take();
+    const slot = (await slots?.take()) ?? true;
+    if (!slot || !this.running) {
+      // Stopping: no send starts any more. Given back unused, still due.
+      if (slot) slots?.give();
+      await this.options.store.outbox.releaseClaims([delivery.id], this.id).catch(() => {
+        // left to its lease: it is claimed again once that runs out
+      });
+      return;
+    }
     const attemptedAt = this.now();
     const started = performance.now();
     let result: SendResult;
@@ -398,20 +425,26 @@ export class DeliveryWorker {
 
 /** A count of free places, and the callers waiting for one, in order. */
 class Slots {
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: ((taken: boolean) => void)[] = [];
   constructor(private free: number) {}
 
-  async take(): Promise<void> {
+  /** True once a place is this caller's; false if the wait was abandoned (abandonWaiting). */
+  async take(): Promise<boolean> {
     if (this.free > 0) {
       this.free--;
-      return;
+      return true;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<boolean>((resolve) => this.waiting.push(resolve));
   }
 
   give(): void {
     const next = this.waiting.shift();
-    if (next) next();
+    if (next) next(true);
     else this.free++;
+  }
+
+  /** Every caller waiting now gets no place. */
+  abandonWaiting(): void {
+    for (const next of this.waiting.splice(0)) next(false);
   }
 }

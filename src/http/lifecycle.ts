@@ -1,25 +1,68 @@
 // Starting and stopping the HTTP server within the operating contract (CONTRACT.md): a listen
 // failure is one line naming the variable to fix; shutdown drains requests for a bounded time.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { settlesWithin } from '../deadline.js';
 
 /**
- * How long in-flight requests get to finish on shutdown. The server sets no request timeout, so a
- * client that sent its headers and part of a body could hold its request open past the deadline:
- * after this its connection is closed, and the worker (up to 5 s for the deliveries it has
- * started) and the store are closed in time.
+ * On shutdown, a request whose body has not fully arrived by then is cut off: the server sets no
+ * request timeout, so a client that sent its headers and part of a body (a stalled upload) could
+ * otherwise hold its request open past the deadline.
  */
-export const REQUEST_DRAIN_MS = 2_000;
+export const UPLOAD_DRAIN_MS = 2_000;
+/**
+ * A request that has arrived whole is being answered (waiting on the database, say: a lock another
+ * process holds, a failover): it gets this long from the signal to finish, and its client its
+ * answer. The delivery worker stops meanwhile (up to 5 s for the sends it has started), and the
+ * store is closed after, within the 9 s deadline.
+ */
+export const REQUEST_DRAIN_MS = 7_000;
 /** How long the server may take to close once every connection has been closed. */
 const CONNECTIONS_CLOSED_MS = 500;
 
-/** Stops accepting, and lets in-flight requests finish for at most REQUEST_DRAIN_MS. */
-export async function closeHttp(app: FastifyInstance, logger: Logger): Promise<void> {
+/** The HTTP server's connections, and the request each is serving, for closeHttp. */
+export interface ConnectionWatch {
+  /** Connections open now, with the request each is serving, if any. */
+  readonly connections: ReadonlyMap<Socket, IncomingMessage | undefined>;
+}
+
+/** Follows the connections of `server` (before it listens): which request each is serving. */
+export function watchConnections(server: Server): ConnectionWatch {
+  const connections = new Map<Socket, IncomingMessage | undefined>();
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, undefined);
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const { socket } = request;
+    if (!connections.has(socket)) return;
+    connections.set(socket, request);
+    response.once('close', () => {
+      if (connections.get(socket) === request) connections.set(socket, undefined);
+    });
+  });
+  return { connections };
+}
+
+/**
+ * Stops accepting, and lets in-flight requests finish: those still uploading their body for at
+ * most UPLOAD_DRAIN_MS, those that have arrived whole for at most REQUEST_DRAIN_MS.
+ */
+export async function closeHttp(app: FastifyInstance, logger: Logger, watch: ConnectionWatch): Promise<void> {
   const closing = app.close().catch((error: unknown) => logger.error({ err: error }, 'could not close the HTTP server cleanly'));
-  if (await settlesWithin(closing, REQUEST_DRAIN_MS)) return;
-  logger.warn({ waitedMs: REQUEST_DRAIN_MS }, 'requests still running at shutdown (a stalled upload?); closing their connections');
+  if (await settlesWithin(closing, UPLOAD_DRAIN_MS)) return;
+  let cut = 0;
+  for (const [socket, request] of watch.connections) {
+    if (request?.complete) continue;
+    socket.destroy();
+    cut++;
+  }
+  if (cut > 0) logger.warn({ waitedMs: UPLOAD_DRAIN_MS, connections: cut }, 'uploads still running at shutdown; closing their connections');
+  if (await settlesWithin(closing, REQUEST_DRAIN_MS - UPLOAD_DRAIN_MS)) return;
+  logger.warn({ waitedMs: REQUEST_DRAIN_MS }, 'requests still running at shutdown; closing their connections');
   app.server.closeAllConnections();
   if (!(await settlesWithin(closing, CONNECTIONS_CLOSED_MS))) logger.warn('the HTTP server has not closed; stopping the rest anyway');
 }

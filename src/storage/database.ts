@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
   CompiledQuery,
+  type DialectAdapter,
   type Driver,
   Kysely,
   type KyselyPlugin,
@@ -13,6 +14,7 @@ import {
   PostgresDialect,
   type QueryResult,
   type RootOperationNode,
+  SqliteAdapter,
   type SqliteDatabase,
   SqliteDialect,
   sql,
@@ -76,6 +78,10 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
  * gives up at once (busy_timeout 0 around it); once a transaction holds the lock, nothing in it waits.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
     driver.beginTransaction = async (connection) => {
@@ -94,6 +100,22 @@ class ImmediateSqliteDialect extends SqliteDialect {
       }
     };
     return driver;
+  }
+}
+
+/**
+ * SQLite runs schema changes inside a transaction like any other write, but Kysely's adapter says
+ * it does not, and its migrator then runs each migration and its record without one: a process
+ * killed in the middle of a migration (an upgrade scanning a large table, stopped by a deploy) left
+ * the migration half done and unrecorded, and every later start failed on it ("table … already
+ * exists"). Said so, the migrator runs the pending migrations and their records in one
+ * transaction (begun immediate, below): an upgrade is applied whole or not at all, and a second
+ * process starting on the same file meanwhile waits for it (up to the busy timeout), then finds
+ * nothing left to do.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }
 

@@ -97,10 +97,10 @@ export interface Outbox {
   recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<boolean[]>;
   /**
    * Extends to `until` the leases `owner` still holds on these deliveries (a worker's sends that are
-   * waiting or running); returns how many. One another worker has taken over, or whose attempt is
-   * recorded, is left alone.
+   * waiting or running); returns the ids of those renewed. One another worker has taken over, or
+   * whose attempt is recorded, is left alone (and not among them).
    */
-  renewLeases(deliveryIds: readonly string[], owner: string, until: Date): Promise<number>;
+  renewLeases(deliveryIds: readonly string[], owner: string, until: Date): Promise<string[]>;
   /** Gives deliveries claimed by `owner` back unused (still due, for any worker to claim). */
   releaseClaims(deliveryIds: readonly string[], owner: string): Promise<void>;
   /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
@@ -131,6 +131,15 @@ const toDelivery = (row: Omit<DeliveryRow, 'attempts'> & { attempts: number }): 
 
 /** Keeps attempt errors readable in the CLI and bounded in the database. */
 const ERROR_TEXT_MAX_LENGTH = 1_000;
+
+/**
+ * An error as stored: at most ERROR_TEXT_MAX_LENGTH characters, NUL replaced with U+FFFD. The text
+ * comes from the other side (an SMTP reply, a receiver's answer), and PostgreSQL refuses NUL in
+ * text: the attempt could never be recorded, and the delivery would stay in flight for good.
+ */
+function errorText(error: string): string {
+  return error.slice(0, ERROR_TEXT_MAX_LENGTH).replaceAll('\u0000', '\ufffd');
+}
 
 /** A new delivery, due now, of an inquiry (reference) or a service message (message_id). */
 function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'channel'>, now: Date) {
@@ -183,7 +192,7 @@ async function recordTogether(trx: Kysely<Database>, records: readonly AttemptRe
       locked_by: null,
       status: result.outcome === 'retry' ? 'pending' : result.outcome,
       run_at: result.outcome === 'retry' ? result.runAt.getTime() : eb.ref('run_at'),
-      last_error: result.outcome === 'succeeded' ? null : result.error.slice(0, ERROR_TEXT_MAX_LENGTH),
+      last_error: result.outcome === 'succeeded' ? null : errorText(result.error),
       finished_at: result.outcome === 'retry' ? null : finishedAt,
     }))
     .where(
@@ -214,7 +223,7 @@ async function recordTogether(trx: Kysely<Database>, records: readonly AttemptRe
             attempt: number,
             attempted_at: attempt.attemptedAt.getTime(),
             outcome: attempt.outcome,
-            error: attempt.error?.slice(0, ERROR_TEXT_MAX_LENGTH) ?? null,
+            error: attempt.error === null ? null : errorText(attempt.error),
             duration_ms: Math.round(attempt.durationMs),
           },
         ];
@@ -343,18 +352,19 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
       return records.map((record) => written.has(record.deliveryId));
     },
     async renewLeases(deliveryIds, owner, until) {
-      if (deliveryIds.length === 0) return 0;
+      if (deliveryIds.length === 0) return [];
       // heldBy is the fence. On PostgreSQL a row locked right now is skipped, not waited for: it is
       // being recorded (its lease ends with that) or claimed by another worker (it is no longer ours),
       // and an UPDATE taking the rows one by one would deadlock with an attempt record that holds
       // one of them and asks for another.
       const held = db.selectFrom('deliveries').select('id').where(heldBy(deliveryIds, owner));
-      const result = await db
+      const renewed = await db
         .updateTable('deliveries')
         .set({ locked_until: until.getTime() })
         .where('id', 'in', dialect === 'postgres' ? held.forUpdate().skipLocked() : held)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+        .returning('id')
+        .execute();
+      return renewed.map((row) => row.id);
     },
     async releaseClaims(deliveryIds, owner) {
       if (deliveryIds.length === 0) return;

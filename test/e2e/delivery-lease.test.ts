@@ -118,13 +118,13 @@ describe.each(BACKENDS)('two workers on one $name database, a slow SMTP server a
     const [claimed] = await store.outbox.claimDue(t0, 10, LEASE_MS, 'worker-a');
     const id = claimed?.delivery.id ?? '';
 
-    expect(await store.outbox.renewLeases([id], 'worker-b', at(10 * LEASE_MS))).toBe(0);
-    expect(await store.outbox.renewLeases([id], 'worker-a', at(3 * LEASE_MS))).toBe(1);
+    expect(await store.outbox.renewLeases([id], 'worker-b', at(10 * LEASE_MS))).toEqual([]);
+    expect(await store.outbox.renewLeases([id], 'worker-a', at(3 * LEASE_MS))).toEqual([id]);
     // Renewed: not claimable after the first lease, only after the renewed one.
     expect(await store.outbox.claimDue(at(2 * LEASE_MS), 10, LEASE_MS, 'worker-b')).toEqual([]);
     expect(await store.outbox.claimDue(at(3 * LEASE_MS), 10, LEASE_MS, 'worker-b')).toHaveLength(1);
     // Taken over: the first owner's renewal no longer touches it, and the other's lease ends on time.
-    expect(await store.outbox.renewLeases([id], 'worker-a', at(100 * LEASE_MS))).toBe(0);
+    expect(await store.outbox.renewLeases([id], 'worker-a', at(100 * LEASE_MS))).toEqual([]);
     expect(await store.outbox.claimDue(at(4 * LEASE_MS), 10, LEASE_MS, 'worker-c')).toHaveLength(1);
   });
 });
@@ -152,6 +152,6 @@ describe('lease renewal on PostgreSQL', () => {
     const answered = await Promise.race([renewal, sleep(5_000).then(() => 'still waiting')]);
     await other.query('update deliveries set last_error = null where id = $1', [ids[0]]);
     await other.query('commit');
-    expect(answered).toBe(1);
+    expect(answered).toEqual([ids[0]]);
   });
 });

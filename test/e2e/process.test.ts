@@ -4,6 +4,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REFERENCE_IN_TEXT, tempDir, validInquiry } from '../helpers/app.js';
 import { freePort, spawnService, startService } from '../helpers/process.js';
@@ -126,10 +127,39 @@ describe('process lifecycle', () => {
     service.child.kill('SIGTERM');
     expect(await service.exited, service.output()).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(service.output()).toContain('requests still running at shutdown');
+    expect(service.output()).toContain('uploads still running at shutdown');
     expect(service.output()).toContain('"msg":"stopped"');
     // The store was closed: SQLite checkpoints its write-ahead log into the file and removes it.
     expect(existsSync(`${database}-wal`)).toBe(false);
+  });
+
+  it('on SIGTERM answers a request that has arrived whole and waits on the database, then exits 0 within 10 s', async () => {
+    const database = join(workDir(), 'studio.db');
+    const service = await startService({ DATABASE_URL: `sqlite:${database}` });
+    cleanups.push(() => void service.child.kill('SIGKILL'));
+    // Another process holds the write lock (a `requeue`, the sqlite3 shell) for 3.5 s: the
+    // inquiry's commit waits for it, past the 2 s given to uploads that have not arrived.
+    const other = new SQLite(database);
+    cleanups.push(() => void other.close());
+    other.exec('begin immediate');
+    const lockedAt = Date.now();
+    const answer = fetch(`${service.baseUrl}/api/contact`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(validInquiry({ message: 'sent just before the shutdown' })),
+    });
+    await vi.waitUntil(() => service.output().includes('"url":"/api/contact"'), { timeout: 10_000, interval: 20 });
+    service.child.kill('SIGTERM');
+    await vi.waitUntil(() => Date.now() - lockedAt >= 3_500, { timeout: 10_000, interval: 20 });
+    other.exec('commit');
+    const response = await answer;
+    expect(response.status).toBe(200);
+    const reference = REFERENCE_IN_TEXT.exec(await response.text())?.[0];
+    expect(await service.exited, service.output()).toBe(0);
+    expect(Date.now() - lockedAt).toBeLessThan(10_000);
+    // Answered 200, and stored.
+    const row = other.prepare('select reference from inquiries where reference = ?').get(reference);
+    expect(row).toEqual({ reference });
   });
 
   it('stops with exit code 1 and one line naming PORT when the port is in use', async () => {

@@ -217,3 +217,93 @@ describe('delivery worker during a database outage', () => {
     expect(attempts).toEqual([{ attempt: 1, outcome: 'succeeded' }]);
   });
 });
+
+describe('delivery worker with sends waiting for a connection of their channel', () => {
+  /**
+   * Queued messages, a channel with one connection whose first send hangs until released, and a
+   * worker with a short lease whose renewals fail while `renewals.down`.
+   */
+  async function setUpWaiting(messages: number) {
+    const database = await freshSqlite();
+    const store = createStore(await openDatabase(database.config));
+    const renewals = { down: false, succeeded: 0 };
+    const sent: string[] = [];
+    let release: () => void = () => {};
+    const hanging = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const channel: Channel = {
+      name: 'email',
+      concurrency: 1,
+      async send(delivery) {
+        sent.push(delivery.id);
+        if (sent.length === 1) await hanging;
+        return { outcome: 'succeeded' };
+      },
+    };
+    const worker = new DeliveryWorker({
+      store: {
+        ...store,
+        outbox: {
+          ...store.outbox,
+          async renewLeases(deliveryIds, owner, until) {
+            if (renewals.down) throw new Error('the database is down');
+            const renewed = await store.outbox.renewLeases(deliveryIds, owner, until);
+            renewals.succeeded++;
+            return renewed;
+          },
+        },
+      },
+      channels: [channel],
+      logger: pino({ level: 'silent' }),
+      leaseMs: LEASE_MS,
+      // It claims once: a claim of its own would lease again what it has in flight.
+      pollIntervalMs: 60_000,
+      pacer: null,
+    });
+    cleanups.push(async () => {
+      release();
+      await worker.stop();
+      await store.close();
+      await database.drop();
+    });
+    for (let i = 1; i <= messages; i++) {
+      await store.outbox.enqueueMessage(
+        { id: `message-${i}`, to: 'ada@example.com', subject: 'Your code', body: '123456' },
+        'email',
+        new Date(),
+      );
+    }
+    return { store, renewals, sent, worker, release: () => release() };
+  }
+
+  it('starts none that another worker took over while its renewals failed, once they succeed again', async () => {
+    const { store, renewals, sent, worker, release } = await setUpWaiting(2);
+    renewals.down = true;
+    await worker.start();
+    await until(() => sent.length === 1); // the first hangs; the second waits for the connection
+    await sleep(2 * LEASE_MS); // the leases run out, unrenewed
+    // Another worker takes both over (and sends them, as far as this one can tell).
+    expect(await store.outbox.claimDue(new Date(), 10, 60_000, 'worker-b')).toHaveLength(2);
+    renewals.down = false;
+    const before = renewals.succeeded;
+    await until(() => renewals.succeeded > before); // a renewal answers: it renewed neither
+    release();
+    await sleep(3 * LEASE_MS);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('on stop, starts none of those and gives them back at once, finishing only the send under way', async () => {
+    const { store, sent, worker, release } = await setUpWaiting(3);
+    await worker.start();
+    await until(() => sent.length === 1);
+    const stopped = worker.stop(10_000);
+    await sleep(50);
+    release(); // the send under way ends; its connection is free again
+    await stopped;
+    expect(sent).toHaveLength(1);
+    expect(await store.outbox.countByStatus()).toMatchObject({ pending: 2, succeeded: 1 });
+    // Claimable by another worker now, not once the lease has run out.
+    expect(await store.outbox.claimDue(new Date(), 10, 60_000, 'worker-b')).toHaveLength(2);
+  });
+});

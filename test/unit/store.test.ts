@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createInquiryService } from '../../src/inquiries/service.js';
 import { ACROSS_PROCESSES, IN_PROCESS } from '../../src/storage/bulk.js';
-import { openDatabase, RolledBackError } from '../../src/storage/database.js';
+import { openDatabase, openExistingDatabase, RolledBackError } from '../../src/storage/database.js';
 import {
   type BatchProcessor,
   causedByAnItem,
@@ -19,6 +19,7 @@ import {
   GroupCommitter,
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
+import { readSchemaVersion } from '../../src/storage/migrations.js';
 import type { Database } from '../../src/storage/schema.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type IntakeWrites, type Store, type Tx } from '../../src/storage/store.js';
 import { validInquiry } from '../helpers/app.js';
@@ -254,6 +255,28 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect(await store.outbox.requeue(later)).toBe(1);
       expect((await store.outbox.forReference('INQ-AAAAAA')).map((d) => d.status)).toEqual(['pending', 'pending']);
     });
+    it("records an attempt whose error text holds NUL (a receiver's reply), with U+FFFD in its place", async () => {
+      await openTempStore();
+      const now = new Date('2026-01-01T00:00:00Z');
+      await store.transaction(async (tx) => {
+        await store.inquiries.insertMany([{ inquiry: inquiry('INQ-NNNNNN', now), fingerprint: 'fp-n' }], tx);
+        await store.outbox.enqueue(['INQ-NNNNNN'], ['webhook'], now, tx);
+      });
+      const [claimed] = await store.outbox.claimDue(now, 10, 60_000, 'worker-a');
+      const id = claimed?.delivery.id ?? '';
+      const error = 'HTTP 500: bad\u0000gateway';
+      const recorded = await store.outbox.recordAttempt({
+        deliveryId: id,
+        owner: 'worker-a',
+        attempts: 0,
+        attempt: { attemptedAt: now, outcome: 'retry', error, durationMs: 1 },
+        result: { outcome: 'retry', error, runAt: new Date(now.getTime() + 5_000) },
+      });
+      expect(recorded).toBe(true);
+      expect((await store.outbox.forReference('INQ-NNNNNN'))[0]).toMatchObject({ attempts: 1, lastError: 'HTTP 500: bad\ufffdgateway' });
+      expect((await store.outbox.attempts(id)).map((a) => a.error)).toEqual(['HTTP 500: bad\ufffdgateway']);
+    });
+
     /**
      * A store on a fresh database with two chunks of a requeue and `extra` inquiries received at
      * `now`, each with a delivery on `channel`.
@@ -494,6 +517,32 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await store.close();
       store = createStore(await openDatabase(database.config));
       expect(await reported()).toEqual(['email dead 1', 'email succeeded 2', 'webhook pending 1', 'webhook succeeded 2']);
+    });
+
+    it('applies an upgrade whole or not at all: one that fails partway leaves the database as it was, and the next start applies it', async () => {
+      database = await fresh();
+      await (await openDatabase(database.config)).db.destroy();
+      // The database as a release before 008 left it, with its deliveries table out of reach, so
+      // that 008 fails after its first statement (the table it creates) and before its record.
+      const older = await openExistingDatabase(database.config);
+      await sql`drop table delivery_successes`.execute(older.db);
+      await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
+      await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
+      await sql`alter table deliveries rename to deliveries_away`.execute(older.db);
+      await older.db.destroy();
+      await expect(openDatabase(database.config)).rejects.toThrow('database migration 008_delivery_success_counts failed');
+
+      const kept = await openExistingDatabase(database.config);
+      expect((await readSchemaVersion(kept.db as unknown as Kysely<unknown>)).applied.filter((name) => name >= '008')).toEqual([]);
+      await sql`alter table deliveries_away rename to deliveries`.execute(kept.db);
+      await kept.db.destroy();
+      const upgraded = await openDatabase(database.config);
+      store = createStore(upgraded);
+      expect((await readSchemaVersion(upgraded.db as unknown as Kysely<unknown>)).applied.filter((name) => name >= '008')).toEqual([
+        '008_delivery_success_counts',
+        '009_idempotency_key_outcome',
+      ]);
+      expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     });
 
     it('commits a non-durable transaction, and later transactions are durable again', async () => {
