@@ -16,7 +16,7 @@ import { clientErrorResponse, problem, registerProblemHandlers, sendError, sendP
 import { answerPublicPreflight, isPublicDocument, PREFLIGHT_MAX_AGE_SECONDS } from './http/public-documents.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
-import { contactRoute } from './http/routes/contact.js';
+import { contactRoute, refuseOtherMethodAtContact } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { mcpRoutes } from './http/routes/mcp.js';
@@ -110,6 +110,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // No hook runs for these, onResponse included: counted here, as requests no route matched.
       counted?.requests.inc({ method: request.method, route: UNMATCHED_ROUTE, status: reply.statusCode });
     },
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node answers it itself by default
+    // (requireHostHeader), before Fastify, with a bare 400 and none of the headers above: let
+    // through, it is refused by the onRequest hook below, in the same format as every other error.
+    http: { requireHostHeader: false },
     // Requests Node's parser refuses never reach Fastify's hooks: answered in the same format.
     clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -133,6 +137,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onRequest', (request, reply, done) => {
     setResponseHeaders(request, reply);
+    // HTTP/1.0 has no Host to send, and is answered without one (as Node's own check did).
+    if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor === 1) {
+      setCorsHeaders(request, reply);
+      const detail = 'The request has no Host header, which every HTTP/1.1 request must send (RFC 9112 §3.2).';
+      sendProblemFor(request, reply.header('connection', 'close'), problem(400, 'invalid_request', detail));
+      return;
+    }
     // Requests that still arrive on open connections while closing (pipelined or keep-alive): the
     // load balancer should send them elsewhere, so none of the work starts.
     // A preflight is still answered (by the CORS rules below): without it, a page would never
@@ -166,6 +177,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+  });
+  // After the CORS plugin's hook, so that a page of an allowed origin reads the 405.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!refuseOtherMethodAtContact(request, reply)) done();
   });
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
   await app.register(rateLimit, {

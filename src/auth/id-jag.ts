@@ -4,7 +4,8 @@
 // a redeemed (issuer, jti) is recorded so an assertion works once. Error messages are shown to API
 // clients: they say what is wrong, never echo the token and never reveal configuration.
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
-import { hasLoneSurrogate } from '../validation/ajv.js';
+import { ajv, hasLoneSurrogate } from '../validation/ajv.js';
+import { verifiedEmailRegistrationSchema } from './schemas.js';
 
 /** The JWT `typ` header of an ID-JAG (draft §3: "oauth-id-jag+jwt"). */
 export const ID_JAG_TYP = 'oauth-id-jag+jwt';
@@ -53,6 +54,12 @@ export interface IdJagVerifierOptions {
   useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
   now?: () => Date;
 }
+
+/**
+ * An address by the rule of the verified_email registration (format email, at most 254 characters),
+ * the one every email this service keeps, returns (Registration.email) and signs has passed.
+ */
+const isEmailAddress = ajv.compile<string>(verifiedEmailRegistrationSchema.properties.email);
 
 const invalid = (message: string, cause?: unknown) => new AssertionError('invalid_assertion', message, cause ? { cause } : undefined);
 const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
@@ -135,6 +142,9 @@ export function createIdJagVerifier(options: IdJagVerifierOptions): { verify(ass
         const limit = claim === 'scope' ? MAX_SCOPE_LENGTH : MAX_CLAIM_LENGTH;
         if (text.length > limit) throw invalid(`the assertion's ${claim} must be at most ${limit} characters`);
       }
+      // The email claim is optional and the assertion's identity is its iss + sub: one that is no
+      // address ("not-an-email", "a\r\nBcc: …") is taken as absent, never kept, returned or signed.
+      const email = typeof payload.email === 'string' && isEmailAddress(payload.email) ? payload.email : null;
       const expiresAt = new Date((payload.exp as number) * 1000);
       // RFC 7523 §3 item 7: a jti is accepted once. Checked only now, so an invalid token never burns
       // a jti. Kept until exp + tolerance, as long as the token itself could still be accepted.
@@ -148,7 +158,7 @@ export function createIdJagVerifier(options: IdJagVerifierOptions): { verify(ass
         issuer,
         subject: payload.sub,
         clientId: (payload.client_id as string | undefined) ?? null,
-        email: (payload.email as string | undefined) ?? null,
+        email,
         jti: payload.jti,
         expiresAt,
         scope: (payload.scope as string | undefined) ?? null,

@@ -1,7 +1,8 @@
 // RATE_LIMIT_INQUIRIES: a fixed-window counter per client address, one for both doors an inquiry
 // comes in by (POST /api/contact and the MCP tool submit_inquiry), so a client has one allowance
-// however it sends (CONTRACT.md: "inquiries accepted per client IP per window"). In memory per
-// process, or in Redis (shared by every instance) when REDIS_URL is set.
+// however it sends (CONTRACT.md: "inquiries accepted per client IP per window"): an inquiry that
+// was not stored gives its use back. In memory per process, or in Redis (shared by every instance)
+// when REDIS_URL is set.
 import { isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { RateLimitConfig } from '../config.js';
@@ -12,11 +13,26 @@ import type { RateLimitConfig } from '../config.js';
  */
 const MAX_TRACKED_ADDRESSES = 10_000;
 const REDIS_KEY_PREFIX = 'studio-inquiry:inquiries:';
-/** INCR, start the window on the first use, and say how long it has left: atomically. */
+/**
+ * Atomically: past the limit (ARGV[2]) count nothing and answer one more than it, otherwise INCR and
+ * start the window on its first use; and say how long the window has left. A refused use is not
+ * counted (as in memory), so that a use given back (REDIS_REFUND_SCRIPT) is free again however many
+ * were refused meanwhile.
+ */
 const REDIS_WINDOW_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count >= tonumber(ARGV[2]) then return {count + 1, redis.call('PTTL', KEYS[1])} end
+count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {count, redis.call('PTTL', KEYS[1])}`;
+/**
+ * DECR the window's count, never below zero, and never a window that is gone: DECR on a missing key
+ * would leave -1 there without an expiry (a use more, for ever). The key keeps its expiry.
+ */
+const REDIS_REFUND_SCRIPT = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count > 0 then return redis.call('DECR', KEYS[1]) end
+return 0`;
 
 /** What one use of the allowance came to (the draft IETF RateLimit fields, and Retry-After). */
 export interface LimitVerdict {
@@ -29,27 +45,64 @@ export interface LimitVerdict {
   readonly retryAfterSeconds: number;
 }
 
-export interface WindowLimiter {
-  /** The rule, for messages: at most `max` per `window` (e.g. "10 minutes"); null when off. */
-  readonly rule: { readonly max: number; readonly window: string } | null;
-  /** Counts one use by `address`; null when there is no limit, or Redis could not say. */
-  take(address: string): Promise<LimitVerdict | null>;
+/** The rule, for messages: at most `max` per `window` (e.g. "10 minutes"). */
+export interface LimitRule {
+  readonly max: number;
+  readonly window: string;
 }
 
+export interface WindowLimiter {
+  /** The rule; null when off. */
+  readonly rule: LimitRule | null;
+  /**
+   * Counts one use by `address` (a refused one is not counted); null when there is no limit, or
+   * Redis could not say.
+   */
+  take(address: string): Promise<LimitVerdict | null>;
+  /**
+   * Gives back one use `take` counted for `address` (its inquiry was not stored), to the window
+   * running now: never below zero, and nothing once the window is over. (Should the window end and
+   * a new one start between the two, the new one gets it: at most one use more, once.) Does nothing
+   * without a limit, or when Redis cannot be reached.
+   */
+  refund(address: string): Promise<void>;
+}
+
+/** How admitInquiry answered: refused past the limit (nothing sent, `rule` for the message), or what `send` answered. */
+export type Admission<Answer> =
+  | { readonly refused: LimitVerdict; readonly rule: LimitRule }
+  | { readonly refused?: undefined; readonly answer: Answer; readonly verdict: LimitVerdict | null };
+
 /**
- * Admits one inquiry, at either door: a retry whose Idempotency-Key has already answered is
- * answered from a read (`answerRetry`, InquiryService.answerRetry), before the limit and without
- * counting; any other inquiry is counted (`verdict`). Without a limit nothing is read or counted: a
- * retry then goes into the write batch, which looks its key up anyway.
+ * Admits one inquiry, at either door, and sends it: a retry whose Idempotency-Key has already
+ * answered is answered from a read (`answerRetry`, InquiryService.answerRetry), before the limit and
+ * without counting; any other inquiry is counted (`verdict`) and, past the limit, refused without
+ * being sent. Without a limit nothing is read or counted: a retry then goes into the write batch,
+ * which looks its key up anyway.
+ *
+ * `send` is given the retry's answer (or null) and answers the inquiry, storing it when it is new.
+ * If it throws, nothing was stored (InquiryService.submit throws only then: not stored, or refused
+ * before storing), and the use counted is given back: the limit counts inquiries accepted
+ * (CONTRACT.md), so a client told "not stored, try again" can.
  */
 export async function admitInquiry<Answer>(
   limiter: WindowLimiter,
   address: string,
   answerRetry: () => Promise<Answer | null>,
-): Promise<{ retry: Answer | null; verdict: LimitVerdict | null }> {
-  if (limiter.rule === null) return { retry: null, verdict: null };
+  send: (retry: Answer | null) => Promise<Answer>,
+): Promise<Admission<Answer>> {
+  const { rule } = limiter;
+  if (rule === null) return { answer: await send(null), verdict: null };
   const retry = await answerRetry();
-  return { retry, verdict: retry === null ? await limiter.take(address) : null };
+  if (retry !== null) return { answer: await send(retry), verdict: null };
+  const verdict = await limiter.take(address);
+  if (verdict !== null && verdict.retryAfterSeconds > 0) return { refused: verdict, rule };
+  try {
+    return { answer: await send(null), verdict };
+  } catch (error) {
+    if (verdict !== null) await limiter.refund(address);
+    throw error;
+  }
 }
 
 export function createWindowLimiter(
@@ -57,9 +110,11 @@ export function createWindowLimiter(
   redis: Redis | null = null,
   now: () => number = Date.now,
 ): WindowLimiter {
-  if (config === null) return { rule: null, take: async () => null };
+  if (config === null) return { rule: null, take: async () => null, refund: async () => {} };
   const rule = { max: config.max, window: windowText(config.windowMs) };
-  if (redis) return { rule, take: (address) => takeInRedis(config, redis, address) };
+  if (redis) {
+    return { rule, take: (address) => takeInRedis(config, redis, address), refund: (address) => refundInRedis(redis, address) };
+  }
   // In the order their windows started (a new window is inserted anew), so the first is the oldest.
   const windows = new Map<string, { count: number; resetAt: number }>();
   return {
@@ -77,6 +132,10 @@ export function createWindowLimiter(
       const allowed = window.count < config.max;
       if (allowed) window.count++;
       return verdict(config, window.count, window.resetAt - at, allowed);
+    },
+    async refund(address) {
+      const window = windows.get(clientKey(address));
+      if (window && window.resetAt > now() && window.count > 0) window.count--;
     },
   };
 }
@@ -140,13 +199,24 @@ function dottedAsGroups(part: string): string[] {
 
 async function takeInRedis(config: RateLimitConfig, redis: Redis, address: string): Promise<LimitVerdict | null> {
   try {
-    const [count, ttlMs] = (await redis.eval(REDIS_WINDOW_SCRIPT, 1, `${REDIS_KEY_PREFIX}${clientKey(address)}`, config.windowMs)) as [
-      number,
-      number,
-    ];
+    const [count, ttlMs] = (await redis.eval(
+      REDIS_WINDOW_SCRIPT,
+      1,
+      `${REDIS_KEY_PREFIX}${clientKey(address)}`,
+      config.windowMs,
+      config.max,
+    )) as [number, number];
     return verdict(config, Math.min(count, config.max), ttlMs, count <= config.max);
   } catch {
     // Redis unreachable: let the inquiry through rather than lose it.
     return null;
+  }
+}
+
+async function refundInRedis(redis: Redis, address: string): Promise<void> {
+  try {
+    await redis.eval(REDIS_REFUND_SCRIPT, 1, `${REDIS_KEY_PREFIX}${clientKey(address)}`);
+  } catch {
+    // Redis unreachable: the use stays counted until its window ends (its inquiry failed anyway).
   }
 }

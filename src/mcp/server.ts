@@ -157,18 +157,22 @@ async function submitInquiry(context: McpContext, args: Record<string, unknown>)
   }
   if (errors.length > 0) return invalidFields(errors);
   try {
-    // One allowance with POST /api/contact; a retry with an idempotencyKey already answered is not counted.
-    const { rule } = context.limiter;
-    const { retry, verdict } = await admitInquiry(context.limiter, context.clientAddress, () =>
-      context.inquiries.answerRetry(fields, idempotencyKey),
+    // One allowance with POST /api/contact; a retry with an idempotencyKey already answered is not
+    // counted, nor is an inquiry that was not stored (admitInquiry gives its use back).
+    const admission = await admitInquiry(
+      context.limiter,
+      context.clientAddress,
+      () => context.inquiries.answerRetry(fields, idempotencyKey),
+      async (retry) => retry ?? (await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId })),
     );
-    if (rule !== null && verdict !== null && verdict.retryAfterSeconds > 0) {
+    if (admission.refused) {
+      const { rule, refused } = admission;
       return toolError(
         `Rate limited: too many inquiries from this address (at most ${rule.max} per ${rule.window}, over HTTP and MCP together). ` +
-          `Retry after ${verdict.retryAfterSeconds} seconds.`,
+          `Retry after ${refused.retryAfterSeconds} seconds.`,
       );
     }
-    const submitted = retry ?? (await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId }));
+    const submitted = admission.answer;
     const sent = result({
       reference: submitted.reference,
       outcome: submitted.outcome,

@@ -34,7 +34,14 @@ const registration = {
     client_name: text,
     client_uri: { type: 'string', format: 'uri' },
     registration_type: { enum: ['anonymous', 'id-jag'] },
-    email: { type: 'string', format: 'email', description: 'ID-JAG only: the verified address, when the ID-JAG has one.' },
+    email: {
+      type: 'string',
+      format: 'email',
+      maxLength: 254,
+      description:
+        'ID-JAG only: the verified address, when the ID-JAG has an `email` claim that is one (as `verified_email` takes it); ' +
+        'any other `email` claim is ignored.',
+    },
     identity_assertion: { ...jwt, description: 'A 30-day JWT (aud = issuer) to exchange at POST /oauth/token.' },
     identity_assertion_expires: time,
     scopes,

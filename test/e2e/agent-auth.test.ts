@@ -2,7 +2,7 @@
 // arrives at a real SMTP server) → revoke → no longer attributed, across a restart too. Tokens are
 // verified with jose against the published JWKS; an ID-JAG issuer with its own keys runs locally.
 import { connect } from 'node:net';
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClaimToken } from '../../src/auth/claims.js';
 import { referenceOf, reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
@@ -193,6 +193,42 @@ describe('ID-JAG from a trusted issuer', () => {
     expect((await submitWith(access_token, 'from an id-jag agent')).clientId).toBe(registration.client_id);
     expect((await form('/oauth/revoke', { token: access_token, token_type_hint: 'access_token' })).status).toBe(200);
     expect((await submitWith(access_token, 'after revoking the id-jag token')).clientId).toBeNull();
+  });
+
+  it('keeps an email claim only when it is an address by the verified_email rule, and registers either way', async () => {
+    // Not an address, a header injection, padded, and an address of 255 characters (the rule's limit is 254).
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}`;
+    const invalid = ['not-an-email', 'a\r\nBcc: x@evil.example', ' padded@example.com', longest];
+    for (const [index, email] of invalid.entries()) {
+      const sub = `invalid-email-${index}-${crypto.randomUUID()}`;
+      const response = await json('/agent/register', {
+        type: 'identity_assertion',
+        assertion_type: 'urn:ietf:params:oauth:token-type:id-jag',
+        assertion: await idp.sign(base, { sub, email }),
+      });
+      expect(response.status, JSON.stringify(email)).toBe(201);
+      const registration = (await response.json()) as { client_id: string; registration_type: string; identity_assertion: string };
+      expect(registration.registration_type).toBe('id-jag');
+      expect(registration, JSON.stringify(email)).not.toHaveProperty('email');
+      expect(decodeJwt(registration.identity_assertion), 'the identity assertion signed for it').not.toHaveProperty('email');
+      expect((await testApp.services.store.auth.findClient(registration.client_id))?.email, 'on file').toBeNull();
+      // The same person at the token endpoint: the same client, still without the email.
+      const token = await form('/oauth/token', { grant_type: JWT_BEARER, assertion: await idp.sign(base, { sub, email }) });
+      expect(token.status).toBe(200);
+      const { access_token } = (await token.json()) as { access_token: string };
+      expect((await submitWith(access_token, `id-jag with invalid email ${index}`)).clientId).toBe(registration.client_id);
+    }
+    // An address of 254 characters is kept as sent, where the identity assertion carries it too.
+    const kept = longest.slice(1);
+    const response = await json('/agent/register', {
+      type: 'identity_assertion',
+      assertion_type: 'urn:ietf:params:oauth:token-type:id-jag',
+      assertion: await idp.sign(base, { sub: `valid-email-${crypto.randomUUID()}`, email: kept }),
+    });
+    expect(response.status).toBe(201);
+    const registration = (await response.json()) as { email: string; identity_assertion: string };
+    expect(registration.email).toBe(kept);
+    expect(decodeJwt(registration.identity_assertion).email).toBe(kept);
   });
 
   it('redeems an ID-JAG with RFC 8693 token exchange', async () => {

@@ -1,7 +1,10 @@
 // With REDIS_URL, two instances share one rate-limit window per client address (Redis on
-// 127.0.0.1:6379), for the HTTP route and for the MCP tool alike.
+// 127.0.0.1:6379), for the HTTP route and for the MCP tool alike; an inquiry that was not stored
+// gives its use back in that window.
 import { randomInt } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../src/services.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
@@ -166,5 +169,80 @@ describe('the inquiry limiter with Redis', () => {
       b.disconnect();
       down.disconnect();
     }
+  });
+});
+
+describe('giving a use back (refund) in Redis', () => {
+  it('decrements the same key, keeps its window, never below zero, and a 429 leaves nothing to give back', async () => {
+    const { Redis } = await import('ioredis');
+    const { createWindowLimiter } = await import('../../src/inquiries/rate-limit.js');
+    const a = new Redis(REDIS_URL);
+    const b = new Redis(REDIS_URL);
+    try {
+      const config = { max: 2, windowMs: 60_000 };
+      const key = `192.0.2.${randomInt(1, 255)}-refund-${MESSAGE_SALT}`;
+      const redisKey = `studio-inquiry:inquiries:${key}`;
+      // Nothing taken: a refund creates no key (a DECR would leave -1 there, without an expiry).
+      await createWindowLimiter(config, a).refund(key);
+      expect(await a.exists(redisKey)).toBe(0);
+      expect(await createWindowLimiter(config, a).take(key)).toMatchObject({ remaining: 1, retryAfterSeconds: 0 });
+      expect(await createWindowLimiter(config, b).take(key)).toMatchObject({ remaining: 0, retryAfterSeconds: 0 });
+      // Refused while both are still being stored: not counted, so it cannot eat a use given back.
+      expect((await createWindowLimiter(config, a).take(key))?.retryAfterSeconds).toBeGreaterThan(0);
+      expect(await a.get(redisKey)).toBe('2');
+      // One of the two is not stored: its instance gives the use back, and another instance sees it.
+      await createWindowLimiter(config, b).refund(key);
+      expect(await a.get(redisKey)).toBe('1');
+      const ttlMs = await a.pttl(redisKey);
+      expect(ttlMs).toBeGreaterThan(50_000); // the window goes on: the key keeps its expiry
+      expect(ttlMs).toBeLessThanOrEqual(60_000);
+      expect(await createWindowLimiter(config, a).take(key)).toMatchObject({ remaining: 0, retryAfterSeconds: 0 });
+      expect((await createWindowLimiter(config, b).take(key))?.retryAfterSeconds).toBeGreaterThan(0);
+      // Never below zero, however many refunds come.
+      for (let i = 0; i < 4; i++) await createWindowLimiter(config, a).refund(key);
+      expect(await a.get(redisKey)).toBe('0');
+      expect(await createWindowLimiter(config, a).take(key)).toMatchObject({ remaining: 1, retryAfterSeconds: 0 });
+    } finally {
+      a.disconnect();
+      b.disconnect();
+    }
+  });
+
+  it('does nothing, and throws nothing, when Redis is unreachable', async () => {
+    const { Redis } = await import('ioredis');
+    const { createWindowLimiter } = await import('../../src/inquiries/rate-limit.js');
+    const down = new Redis('redis://127.0.0.1:9', { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
+    try {
+      await expect(createWindowLimiter({ max: 1, windowMs: 60_000 }, down).refund('192.0.2.1')).resolves.toBeUndefined();
+    } finally {
+      down.disconnect();
+    }
+  });
+
+  it('frees the use of an inquiry one instance did not store, for both instances', async () => {
+    const client = `198.18.0.${randomInt(1, 255)}`;
+    const send = (app: TestApp, message: string) =>
+      app.app.inject({
+        method: 'POST',
+        url: '/api/contact',
+        remoteAddress: client,
+        payload: validInquiry({ message: `refund ${MESSAGE_SALT} ${message}` }),
+      });
+    expect((await send(one, 'stored on one')).statusCode).toBe(200);
+    // Another writer holds instance two's database: the inquiry sent there is not stored.
+    const other = new SQLite(join(two.dir, 'studio.db'));
+    other.exec('begin exclusive');
+    try {
+      const failed = await send(two, 'not stored on two');
+      expect(failed.statusCode).toBe(500);
+      expect(failed.json()).toMatchObject({ error: 'inquiry_not_stored' });
+    } finally {
+      other.exec('rollback');
+      other.close();
+    }
+    // 3 per minute, one stored: two more are accepted, by either instance, and then no more.
+    expect((await send(two, 'second')).statusCode).toBe(200);
+    expect((await send(one, 'third')).statusCode).toBe(200);
+    expect((await send(two, 'fourth')).statusCode).toBe(429);
   });
 });

@@ -1,5 +1,5 @@
 // POST /api/contact in process (app.inject): the happy path, every documented error, idempotency,
-// duplicate folding and the rate limit.
+// duplicate folding, the rate limit (an inquiry not stored uses none of it) and the 405 for other methods.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -503,5 +503,108 @@ describe('when the store fails', () => {
     const body = response.json();
     expect(body).toMatchObject({ status: 500, error: 'inquiry_not_stored', requestId: expect.any(String) });
     expect(response.body).not.toMatch(/sqlite|kysely|node_modules|\/src\/|at \w+ \(|SELECT|INSERT/i);
+  });
+});
+
+describe('an inquiry that was not stored', () => {
+  /** submit_inquiry over MCP (a stateless POST /mcp), from the same client address as `post`. */
+  const submitOverMcp = (args: Record<string, unknown>) =>
+    testApp.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit_inquiry', arguments: args } },
+    });
+
+  it('uses none of the allowance, over HTTP and MCP alike: the inquiries sent next within the limit are accepted', async () => {
+    testApp = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '2/m' }, startWorker: false });
+    // Another writer (the sqlite3 shell, the CLI) holds the database's write lock for longer than
+    // a write waits for it (5 s): both inquiries are answered "not stored".
+    const other = new SQLite(join(testApp.dir, 'studio.db'));
+    other.exec('begin exclusive');
+    let failed: Awaited<ReturnType<typeof post>>[];
+    try {
+      failed = await Promise.all([
+        post(validInquiry({ message: 'not stored, HTTP' })),
+        submitOverMcp(validInquiry({ message: 'not stored, MCP' })),
+      ]);
+    } finally {
+      other.exec('rollback');
+      other.close();
+    }
+    const [overHttp, overMcp] = failed;
+    expect(overHttp?.statusCode).toBe(500);
+    expect(overHttp?.json()).toMatchObject({ status: 500, error: 'inquiry_not_stored' });
+    // Counted for nothing, so it claims no use of the allowance.
+    expect(overHttp?.headers['ratelimit-remaining']).toBeUndefined();
+    expect(overMcp?.json()).toMatchObject({
+      result: { isError: true, content: [{ type: 'text', text: expect.stringContaining('could not be stored') }] },
+    });
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(0);
+
+    // The whole allowance is left: two inquiries are accepted, and then the limit holds.
+    const first = await post(validInquiry({ message: 'sent again, one' }));
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['ratelimit-remaining']).toBe('1');
+    const second = await submitOverMcp(validInquiry({ message: 'sent again, two' }));
+    expect(second.json().result.isError).toBeFalsy();
+    const third = await post(validInquiry({ message: 'sent again, three' }));
+    expect(third.statusCode).toBe(429);
+    expect(third.json()).toMatchObject({ error: 'rate_limited', detail: expect.stringContaining('at most 2 per 1 minute') });
+    expect((await submitOverMcp(validInquiry({ message: 'sent again, four' }))).json()).toMatchObject({
+      result: {
+        isError: true,
+        content: [{ text: expect.stringMatching(/^Rate limited: .*at most 2 per 1 minute, over HTTP and MCP together/) }],
+      },
+    });
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(2);
+  });
+});
+
+describe('/api/contact with another method than POST', () => {
+  it.each(['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH'] as const)('answers %s with 405, Allow: POST, whatever the body', async (method) => {
+    testApp = await startTestApp({ startWorker: false });
+    const bodies = [undefined, JSON.stringify(validInquiry()), '{"not json', 'x'.repeat(100 * 1024)];
+    for (const payload of method === 'GET' || method === 'HEAD' ? [undefined] : bodies) {
+      const response = await testApp.app.inject({
+        method,
+        url: '/api/contact?from=form',
+        headers: { 'content-type': 'application/json', origin: 'http://localhost:3000' },
+        ...(payload !== undefined && { payload }),
+      });
+      expect(response.statusCode, `${method} ${payload?.slice(0, 10)}`).toBe(405);
+      expect(response.headers.allow).toBe('POST');
+      expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      // A page of an allowed origin reads the answer.
+      expect(response.headers['access-control-allow-origin']).toBe('http://localhost:3000');
+      expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      if (method === 'HEAD') continue;
+      expect(response.json()).toMatchObject({
+        status: 405,
+        error: 'method_not_allowed',
+        detail: expect.stringContaining('POST'),
+      });
+    }
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(0);
+  });
+
+  it('reads the path as the router does, still answers a CORS preflight, and leaves other paths 404', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    // Routed to /api/contact by POST, so its other methods are told to use POST too.
+    const encoded = await testApp.app.inject({ method: 'DELETE', url: '/api/%63ontact' });
+    expect(encoded.statusCode).toBe(405);
+    expect(encoded.headers.allow).toBe('POST');
+    const preflight = await testApp.app.inject({
+      method: 'OPTIONS',
+      url: '/api/contact',
+      headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    for (const url of ['/api/contact/', '/api/contacts', '/api/contact/extra']) {
+      const response = await testApp.app.inject({ method: 'GET', url });
+      expect(response.statusCode, url).toBe(404);
+      expect(response.json()).toMatchObject({ error: 'not_found' });
+    }
   });
 });

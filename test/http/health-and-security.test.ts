@@ -46,6 +46,20 @@ describe('every response', () => {
     expect(empty.json()).toMatchObject({ status: 400, error: 'invalid_json', detail: 'The request body is empty; send a JSON object.' });
   });
 
+  /** What the app answers on one connection to `request`, written as is (the connection closed after). */
+  async function rawExchange(request: string): Promise<{ head: string; payload: string }> {
+    const socket: Socket = connect(Number(new URL(testApp.baseUrl).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+    });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(request);
+    await new Promise((resolve) => socket.once('close', resolve));
+    const [head = '', payload = ''] = received.split('\r\n\r\n');
+    return { head, payload };
+  }
+
   it.each([
     ['a control character in a header', 'GET / HTTP/1.1\r\nHost: x\r\nContent-Type: \u0001\r\n\r\n', 400],
     [
@@ -56,21 +70,38 @@ describe('every response', () => {
     ['a URL too large', `GET /?${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
   ])('answers a request the HTTP parser refuses (%s) with problem+json and the usual headers', async (_case, request, status) => {
     testApp = await startTestApp({ startWorker: false, listen: true });
-    const socket: Socket = connect(Number(new URL(testApp.baseUrl).port), '127.0.0.1');
-    let received = '';
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.toString();
-    });
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write(request);
-    await new Promise((resolve) => socket.once('close', resolve));
-    const [head = '', payload = ''] = received.split('\r\n\r\n');
+    const { head, payload } = await rawExchange(request);
     expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
     expect(head.toLowerCase()).toContain('content-type: application/problem+json; charset=utf-8');
     expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
     expect(head.toLowerCase()).toContain('content-security-policy: ');
     const requestId = /x-request-id: ([0-9a-f-]{36})/.exec(head.toLowerCase())?.[1];
     expect(JSON.parse(payload)).toMatchObject({ status, error: 'invalid_request', requestId });
+  });
+
+  it('answers an HTTP/1.1 request without Host (RFC 9112 §3.2) with 400 problem+json and the usual headers, storing nothing', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    const body = JSON.stringify(validInquiry());
+    for (const request of [
+      'GET /api/health HTTP/1.1\r\n\r\n',
+      `POST /api/contact HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      // The absolute form names a host, but the request still lacks the header field.
+      'GET http://localhost/api/health HTTP/1.1\r\n\r\n',
+    ]) {
+      const { head, payload } = await rawExchange(request);
+      const line = request.split('\r\n')[0];
+      expect(head, line).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head.toLowerCase(), line).toContain('content-type: application/problem+json; charset=utf-8');
+      expect(head.toLowerCase(), line).toContain('x-content-type-options: nosniff');
+      expect(head.toLowerCase(), line).toContain('content-security-policy: ');
+      expect(head.toLowerCase(), line).toContain('connection: close');
+      expect(head.toLowerCase(), line).toMatch(/x-request-id: [0-9a-f-]{36}/);
+      expect(JSON.parse(payload), line).toMatchObject({ status: 400, error: 'invalid_request', detail: expect.stringContaining('Host') });
+    }
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(0);
+    // An empty Host is one (RFC 9112 §3.2: for a target without an authority), and HTTP/1.0 has none to send.
+    expect((await rawExchange('GET /api/health HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n')).head).toMatch(/^HTTP\/1\.1 200 /);
+    expect((await rawExchange('GET /api/health HTTP/1.0\r\n\r\n')).head).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   it("answers an OPTIONS that is no CORS preflight with 400 in the route's error format, and a preflight with 204", async () => {

@@ -2,6 +2,8 @@
 // objects the routes validate with, describes every route the app registers (and nothing else), and
 // the interactive reference serves only its own files, under a CSP that relaxes styles alone.
 import { compileErrors, validate } from '@readme/openapi-parser';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -146,6 +148,95 @@ function concretePaths(path: string, operation: Json): string[] {
   }
   return paths;
 }
+
+/**
+ * Validates against the component schema `name` of `doc`, with ajv as the contract test uses it (JSON
+ * Schema 2020-12, as OpenAPI 3.1): the document is added whole so that its `#/components/...` $refs
+ * resolve (its top-level members are not JSON Schema keywords). Returns the errors, "" when valid.
+ */
+function schemaOf(doc: OpenApiDocument, name: string): (value: unknown) => string {
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, allErrors: true });
+  addFormats.default(ajv);
+  for (const keyword of ['openapi', 'info', 'servers', 'tags', 'paths', 'components']) ajv.addKeyword(keyword);
+  ajv.addSchema({ ...doc, $id: 'openapi.json' });
+  const validate: ValidateFunction = ajv.compile({ $ref: `openapi.json#/components/schemas/${name}` });
+  return (value) => (validate(value) ? '' : ajv.errorsText(validate.errors));
+}
+
+const AS_METADATA_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'] as const;
+const TRUSTED_ISSUERS = JSON.stringify({ 'https://idp.example': 'https://idp.example/jwks.json' });
+const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', INQUIRY_TO: 'studio@example.com' };
+
+// Each configuration serves a different agent_auth block (design/agent-auth.md §7: only what exists
+// is advertised): the served document and the document's own example of it must both be valid
+// against the schema the same service publishes, the default deployment (no mail, no issuer) included.
+describe.each<{ name: string; env: Record<string, string>; types: string[]; assertionTypes: string[] | undefined }>([
+  { name: 'neither SMTP_URL nor TRUSTED_ISSUERS (the default)', env: {}, types: ['anonymous'], assertionTypes: undefined },
+  { name: 'SMTP_URL only', env: SMTP, types: ['anonymous', 'identity_assertion'], assertionTypes: ['verified_email'] },
+  {
+    name: 'TRUSTED_ISSUERS only',
+    env: { TRUSTED_ISSUERS },
+    types: ['anonymous', 'identity_assertion'],
+    assertionTypes: ['urn:ietf:params:oauth:token-type:id-jag'],
+  },
+  {
+    name: 'SMTP_URL and TRUSTED_ISSUERS',
+    env: { ...SMTP, TRUSTED_ISSUERS },
+    types: ['anonymous', 'identity_assertion'],
+    assertionTypes: ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'],
+  },
+])('authorization server metadata with $name', ({ env, types, assertionTypes }) => {
+  let configured: TestApp;
+  let doc: OpenApiDocument;
+  beforeAll(async () => {
+    configured = await startTestApp({ startWorker: false, env: { PUBLIC_URL: 'https://studio.example', ...env } });
+    doc = (await configured.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  });
+  afterAll(async () => {
+    await configured?.close();
+  });
+
+  it('is served, and exemplified in /openapi.json, as a valid AuthorizationServerMetadata', async () => {
+    const errorsOf = schemaOf(doc, 'AuthorizationServerMetadata');
+    for (const path of AS_METADATA_PATHS) {
+      const response = await configured.app.inject({ method: 'GET', url: path });
+      expect(response.statusCode, path).toBe(200);
+      const metadata = response.json() as { agent_auth: Json };
+      expect(metadata.agent_auth.identity_types_supported, path).toEqual(types);
+      expect((metadata.agent_auth.identity_assertion as Json | undefined)?.assertion_types_supported, path).toEqual(assertionTypes);
+      expect(errorsOf(metadata), `${path}: the served document`).toBe('');
+      const operation = doc.paths[path]?.get as unknown as { responses: Record<string, { content: Record<string, Json> }> };
+      const content = operation.responses['200']?.content['application/json'] as { examples: { served: { value: unknown } } };
+      expect(content.examples.served.value, `${path}: the example is the served document`).toEqual(metadata);
+      expect(errorsOf(content.examples.served.value), `${path}: the example`).toBe('');
+    }
+  });
+});
+
+describe('AgentAuth', () => {
+  it('the schema requires the identity_assertion block exactly where identity_types_supported lists identity_assertion', async () => {
+    const errorsOf = schemaOf(served, 'AuthorizationServerMetadata');
+    const metadata = (await testApp.app.inject({ method: 'GET', url: AS_METADATA_PATHS[0] })).json() as { agent_auth: Json };
+    const block = { assertion_types_supported: ['verified_email'], credential_types_supported: ['urn:ietf:params:oauth:token-type:jwt'] };
+    const withTypes = (identityTypes: string[], identityAssertion?: Json) => {
+      const { identity_assertion: _block, ...agentAuth } = metadata.agent_auth;
+      return {
+        ...metadata,
+        agent_auth: {
+          ...agentAuth,
+          identity_types_supported: identityTypes,
+          ...(identityAssertion && { identity_assertion: identityAssertion }),
+        },
+      };
+    };
+    expect(errorsOf(withTypes(['anonymous']))).toBe('');
+    expect(errorsOf(withTypes(['anonymous', 'identity_assertion'], block))).toBe('');
+    expect(errorsOf(withTypes(['anonymous', 'identity_assertion']))).toContain("must have required property 'identity_assertion'");
+    expect(errorsOf(withTypes(['anonymous'], block)), 'a block the identity types do not list').toContain(
+      'data/agent_auth/identity_assertion boolean schema is false',
+    );
+  });
+});
 
 describe('route coverage', () => {
   it('documents every route the app registers, and registers every route it documents', () => {

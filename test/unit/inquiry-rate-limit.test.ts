@@ -1,9 +1,10 @@
 // The inquiry limiter (both doors) in memory: per client key, IPv6 addresses by their /64, the
-// RateLimit fields it answers with, and a bounded number of addresses tracked.
+// RateLimit fields it answers with, a bounded number of addresses tracked, the use given back for an
+// inquiry that was not stored, and admitInquiry, the one admission rule of both doors.
 import { BlockList } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clientKey, createWindowLimiter, type WindowLimiter, windowText } from '../../src/inquiries/rate-limit.js';
+import { admitInquiry, clientKey, createWindowLimiter, type WindowLimiter, windowText } from '../../src/inquiries/rate-limit.js';
 
 /** The seconds to wait after one more use: 0 when allowed. */
 const waitAfter = async (limiter: WindowLimiter, address: string) => (await limiter.take(address))?.retryAfterSeconds;
@@ -102,5 +103,117 @@ describe('the window limiter in memory', () => {
     expect(await waitAfter(limiter, '192.0.2.1')).toBe(0);
     // The most recent ones are still counted.
     expect(await waitAfter(limiter, '10.0.39.15')).toBeGreaterThan(0);
+  });
+});
+
+describe('giving a use back (refund) in memory', () => {
+  it('frees the use an inquiry that was not stored took, so the allowance is whole again', async () => {
+    const limiter = createWindowLimiter({ max: 2, windowMs: 60_000 }, null, () => 0);
+    expect(await limiter.take('192.0.2.7')).toMatchObject({ remaining: 1, retryAfterSeconds: 0 });
+    expect(await limiter.take('192.0.2.7')).toMatchObject({ remaining: 0, retryAfterSeconds: 0 });
+    expect(await waitAfter(limiter, '192.0.2.7')).toBe(60);
+    await limiter.refund('192.0.2.7');
+    // One use is free again, not more: the 429 above counted nothing.
+    expect(await limiter.take('192.0.2.7')).toMatchObject({ remaining: 0, retryAfterSeconds: 0 });
+    expect(await waitAfter(limiter, '192.0.2.7')).toBe(60);
+    // By the client's key: another address of the same /64 gives back the use of the first.
+    await limiter.take('2001:db8::1');
+    await limiter.take('2001:db8::1');
+    await limiter.refund('2001:db8::2');
+    expect(await waitAfter(limiter, '2001:db8::3')).toBe(0);
+    expect(await waitAfter(limiter, '2001:db8::1')).toBe(60);
+  });
+
+  it('never counts below zero, and gives nothing to a window that has not taken anything', async () => {
+    let time = 0;
+    const limiter = createWindowLimiter({ max: 2, windowMs: 60_000 }, null, () => time);
+    await limiter.refund('192.0.2.8'); // nothing taken yet
+    await limiter.take('192.0.2.8');
+    await limiter.refund('192.0.2.8');
+    await limiter.refund('192.0.2.8'); // one more than was taken
+    expect(await waitAfter(limiter, '192.0.2.8')).toBe(0);
+    expect(await waitAfter(limiter, '192.0.2.8')).toBe(0);
+    expect(await waitAfter(limiter, '192.0.2.8')).toBe(60);
+    // The window is over: a late refund does not carry into the next one.
+    time = 60_000;
+    await limiter.refund('192.0.2.8');
+    expect(await waitAfter(limiter, '192.0.2.8')).toBe(0);
+    expect(await waitAfter(limiter, '192.0.2.8')).toBe(0);
+    expect(await waitAfter(limiter, '192.0.2.8')).toBe(60);
+    // Without a limit there is nothing to give back.
+    await expect(createWindowLimiter(null).refund('192.0.2.8')).resolves.toBeUndefined();
+  });
+});
+
+describe('admitInquiry', () => {
+  const failure = new Error('the inquiry could not be stored');
+
+  it('gives the use back when sending fails, and passes the failure on', async () => {
+    const limiter = createWindowLimiter({ max: 1, windowMs: 60_000 }, null, () => 0);
+    const noRetry = async (): Promise<string | null> => null;
+    await expect(
+      admitInquiry(limiter, '192.0.2.20', noRetry, async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    // The one use is free: the next inquiry is sent, and counted.
+    const sent = await admitInquiry(limiter, '192.0.2.20', noRetry, async (retry) => retry ?? 'stored');
+    expect(sent).toEqual({
+      answer: 'stored',
+      verdict: expect.objectContaining({ remaining: 0, retryAfterSeconds: 0 }),
+    });
+    // And the one after it is refused without being sent.
+    let sentAgain = false;
+    const refused = await admitInquiry(limiter, '192.0.2.20', noRetry, async () => {
+      sentAgain = true;
+      return 'stored';
+    });
+    expect(refused).toEqual({ refused: expect.objectContaining({ retryAfterSeconds: 60 }), rule: { max: 1, window: '1 minute' } });
+    expect(sentAgain).toBe(false);
+  });
+
+  it('answers a retry already answered without counting it, and gives back nothing when its answer fails', async () => {
+    const limiter = createWindowLimiter({ max: 1, windowMs: 60_000 }, null, () => 0);
+    expect(
+      await admitInquiry(
+        limiter,
+        '192.0.2.21',
+        async () => null,
+        async () => 'first',
+      ),
+    ).toMatchObject({ answer: 'first' });
+    // The allowance is used up; a retry is answered all the same, from its first answer.
+    expect(
+      await admitInquiry(
+        limiter,
+        '192.0.2.21',
+        async () => 'replayed',
+        async (retry) => `${retry} again`,
+      ),
+    ).toEqual({
+      answer: 'replayed again',
+      verdict: null,
+    });
+    // A retry whose answer fails took nothing, so gives nothing back: the next new inquiry is still refused.
+    await expect(
+      admitInquiry(
+        limiter,
+        '192.0.2.21',
+        async () => 'replayed',
+        async () => {
+          throw failure;
+        },
+      ),
+    ).rejects.toBe(failure);
+    expect(
+      await admitInquiry(
+        limiter,
+        '192.0.2.21',
+        async () => null,
+        async () => 'new',
+      ),
+    ).toMatchObject({
+      refused: { retryAfterSeconds: 60 },
+    });
   });
 });

@@ -1,15 +1,18 @@
 // POST /api/contact (interface document §4.1): parse → a retry answered from a read, or the rate
-// limit → the inquiry service → the plain-text confirmation. Validation (of the body and the
+// limit → the inquiry service (an inquiry not stored gives its use of the limit back) → the
+// plain-text confirmation. Validation (of the body and the
 // Idempotency-Key) happens before the rate limiter, so mistakes a person corrects in the form do not
 // use up their allowance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
-import { admitInquiry, type LimitVerdict, type WindowLimiter } from '../../inquiries/rate-limit.js';
+import { admitInquiry, type LimitRule, type LimitVerdict, type WindowLimiter } from '../../inquiries/rate-limit.js';
 import { inquirySchema } from '../../inquiries/schema.js';
 import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
 import { problem, sendProblem } from '../problems.js';
+
+const CONTACT_PATH = '/api/contact';
 
 export interface ContactRouteOptions {
   readonly auth: Pick<AgentAuth, 'authenticate'>;
@@ -25,42 +28,78 @@ export interface ContactRouteOptions {
 
 export async function contactRoute(app: FastifyInstance, options: ContactRouteOptions) {
   const { inquiries, profile, limiter } = options;
-  app.post('/api/contact', { schema: { body: inquirySchema }, preHandler: checkIdempotencyKeyHeader }, async (request, reply) => {
+  app.post(CONTACT_PATH, { schema: { body: inquirySchema }, preHandler: checkIdempotencyKeyHeader }, async (request, reply) => {
     const idempotencyKey = idempotencyKeyOf(request);
-    const { retry, verdict } = await admitInquiry(limiter, request.ip, () => inquiries.answerRetry(request.body, idempotencyKey));
-    if (verdict !== null && refusedByLimit(reply, verdict)) return reply;
-    const { clientId } = await bearerClient(request.headers.authorization, reply, options);
-    const result = retry ?? (await inquiries.submit(request.body, { idempotencyKey, clientId }));
+    // Not stored (a 500 inquiry_not_stored, …): admitInquiry gives its use back, then the error is answered.
+    const admission = await admitInquiry(
+      limiter,
+      request.ip,
+      () => inquiries.answerRetry(request.body, idempotencyKey),
+      async (retry) => {
+        const { clientId } = await bearerClient(request.headers.authorization, reply, options);
+        return retry ?? (await inquiries.submit(request.body, { idempotencyKey, clientId }));
+      },
+    );
+    if (admission.refused) return refuse(reply, admission.refused, admission.rule);
+    if (admission.verdict !== null) rateLimitFields(reply, admission.verdict);
+    const result = admission.answer;
     // A folded duplicate keeps only the first submission's fields: a person who corrected a name
     // and sent again must be told (the contact page says so).
     reply.header('inquiry-outcome', result.outcome);
     if (result.replayed) reply.header('idempotent-replayed', 'true');
     return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
   });
+}
 
-  /**
-   * RATE_LIMIT_INQUIRIES, counted after validation (a person correcting the form uses no allowance),
-   * shared with the MCP tool: the draft IETF RateLimit-* fields on every counted answer, and a 429
-   * with Retry-After past the limit. Whether it refused (and sent the 429).
-   */
-  function refusedByLimit(reply: FastifyReply, verdict: LimitVerdict): boolean {
-    if (limiter.rule === null) return false; // (a verdict comes only from a limit)
-    reply
-      .header('ratelimit-limit', verdict.limit)
-      .header('ratelimit-remaining', verdict.remaining)
-      .header('ratelimit-reset', verdict.resetSeconds);
-    if (verdict.retryAfterSeconds === 0) return false;
-    const { max, window } = limiter.rule;
-    sendProblem(
-      reply.header('retry-after', verdict.retryAfterSeconds),
-      problem(
-        429,
-        'rate_limited',
-        `Too many inquiries from this address: at most ${max} per ${window}. Try again in ${waitText(verdict.retryAfterSeconds)}.`,
-      ),
-    );
-    return true;
+/**
+ * RFC 9110 §15.5.6: /api/contact with another method than POST (GET, PUT, DELETE, …) is a 405 with
+ * `Allow: POST`, answered before any body is read, so whatever the body; an OPTIONS is the CORS
+ * preflight's. Not routes of their own, which the OpenAPI document would list as operations: called
+ * from an onRequest hook of the app for a request no route matched. Whether it answered.
+ */
+export function refuseOtherMethodAtContact(request: FastifyRequest, reply: FastifyReply): boolean {
+  if (!request.is404 || request.method === 'OPTIONS' || pathOf(request.url) !== CONTACT_PATH) return false;
+  sendProblem(
+    reply.header('allow', 'POST'),
+    problem(405, 'method_not_allowed', `Send an inquiry with POST ${CONTACT_PATH} and a JSON body; ${request.method} is not served here.`),
+  );
+  return true;
+}
+
+/**
+ * The path of a request target in origin form (`/api/contact?x`) or absolute form
+ * (`http://host/api/contact`), percent-decoded as the router decodes it (`/api/%63ontact` is routed
+ * to /api/contact; an encoded `/` is no separator).
+ */
+function pathOf(target: string): string {
+  try {
+    return decodeURI(new URL(target, 'http://localhost').pathname);
+  } catch {
+    return '';
   }
+}
+
+/**
+ * RATE_LIMIT_INQUIRIES, counted after validation (a person correcting the form uses no allowance),
+ * shared with the MCP tool: the draft IETF RateLimit-* fields on every counted answer (not on one
+ * whose inquiry was not stored: its use was given back), and a 429 with Retry-After past the limit.
+ */
+function rateLimitFields(reply: FastifyReply, verdict: LimitVerdict): FastifyReply {
+  return reply
+    .header('ratelimit-limit', verdict.limit)
+    .header('ratelimit-remaining', verdict.remaining)
+    .header('ratelimit-reset', verdict.resetSeconds);
+}
+
+function refuse(reply: FastifyReply, verdict: LimitVerdict, { max, window }: LimitRule): FastifyReply {
+  return sendProblem(
+    rateLimitFields(reply, verdict).header('retry-after', verdict.retryAfterSeconds),
+    problem(
+      429,
+      'rate_limited',
+      `Too many inquiries from this address: at most ${max} per ${window}. Try again in ${waitText(verdict.retryAfterSeconds)}.`,
+    ),
+  );
 }
 
 /** "45 seconds", "1 minute", "10 minutes": a wait as a person reads it. */
