@@ -254,7 +254,9 @@ function toRecord(reference: string, { inquiry, clientId }: Submission, received
     firstName: inquiry.firstName,
     lastName: inquiry.lastName,
     email: inquiry.email,
-    company: inquiry.company ?? null,
+    // Optional: a blank one ("", "   ", what a form sends for a field left empty) is none, so the
+    // studio's mail shows "—" and the webhook null, as for one left out.
+    company: inquiry.company?.trim() ? inquiry.company : null,
     message: inquiry.message,
     clientId,
     receivedAt,

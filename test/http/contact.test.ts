@@ -64,6 +64,18 @@ describe('POST /api/contact accepts an inquiry', () => {
     expect((await post(longest)).statusCode).toBe(200);
   });
 
+  it('stores a blank company ("", spaces, a line break) as none, as one left out', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const [i, company] of ['', '   ', '\n\t '].entries()) {
+      const response = await post(validInquiry({ company, message: `blank company ${i}` }));
+      expect(response.statusCode).toBe(200);
+      const stored = await testApp.services.store.inquiries.findByReference(referenceOf(response.body));
+      expect(stored?.company, JSON.stringify(company)).toBeNull();
+    }
+    const named = await post(validInquiry({ company: ' Analytical Engines ', message: 'named company' }));
+    expect((await testApp.services.store.inquiries.findByReference(referenceOf(named.body)))?.company).toBe(' Analytical Engines ');
+  });
+
   it('never lets an Authorization header block an inquiry', async () => {
     testApp = await startTestApp({ startWorker: false });
     const response = await post(validInquiry(), { authorization: 'Bearer not-a-real-token' });
