@@ -21,19 +21,32 @@ addFormats.default(ajv, ['email', 'uri']);
  * surrogates alone would refuse every emoji there.
  */
 const CHARACTER = '(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])';
-const VISIBLE_CHARACTER = '(?:[^\\s\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])';
+/**
+ * Characters nobody can read, beside whitespace (`\s`) and NUL: the other control characters (C0,
+ * DEL, C1 such as NEL U+0085) and Unicode's Default_Ignorable_Code_Point within U+0000-U+FFFF (the
+ * soft hyphen, the combining grapheme joiner, zero-width spaces, joiners and non-joiners, bidi marks
+ * and overrides, word joiners, variation selectors, Hangul fillers). Beyond U+FFFF a character
+ * always counts as visible: its pair of surrogates cannot be told apart in a pattern that must mean
+ * the same with and without the u flag (test/unit/inquiry-rules.test.ts checks the list against the
+ * Unicode properties, character by character).
+ */
+const INVISIBLE =
+  '\\u0001-\\u0008\\u000E-\\u001F\\u007F-\\u009F\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F' +
+  '\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u206F\\u3164\\uFE00-\\uFE0F\\uFFA0\\uFFF0-\\uFFF8';
+const VISIBLE_CHARACTER = `(?:[^\\s${INVISIBLE}\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`;
 
 /**
- * Text that a person or an agent writes: at least one character that is not whitespace ("   "
- * counts as empty), no NUL character (U+0000), which nobody means and PostgreSQL cannot store in
- * text (it would fail the write: a 500 for bad input), and no lone surrogate (a "\ud800" escape
- * in JSON), which is no character at all: UTF-8 cannot hold it, and the two databases kept it
- * differently (three bytes SQLite's readers show as three U+FFFD, one U+FFFD on PostgreSQL). Leading
- * whitespace, then a character that is neither, then any characters: each code unit can match one
- * way only, so a long value costs linear time (`^[^\0]*[^\s\0][^\0]*$` took 0.2 s on 10,000
- * characters and a NUL; this takes ~10 ms on 1,000,000).
+ * Text that a person or an agent writes: at least one visible character (neither whitespace nor
+ * INVISIBLE: "   " and a lone zero-width space count as empty); no NUL character (U+0000), which
+ * nobody means and PostgreSQL cannot store in text (it would fail the write: a 500 for bad input);
+ * and no lone surrogate (a "\ud800" escape in JSON), which is no character at all: UTF-8 cannot
+ * hold it, and the two databases kept it differently (three bytes SQLite's readers show as three
+ * U+FFFD, one U+FFFD on PostgreSQL). Leading whitespace and invisible characters, then a character
+ * that is neither, then any characters: each code unit can match one way only, so a long value
+ * costs linear time (`^[^\0]*[^\s\0][^\0]*$` took 0.2 s on 10,000 characters and a NUL; this
+ * takes ~10 ms on 1,000,000).
  */
-export const WRITTEN_TEXT = `^\\s*${VISIBLE_CHARACTER}${CHARACTER}*$`;
+export const WRITTEN_TEXT = `^[\\s${INVISIBLE}]*${VISIBLE_CHARACTER}${CHARACTER}*$`;
 /** Text that may be blank, or empty, but has no NUL character and no lone surrogate. */
 export const OPTIONAL_TEXT = `^${CHARACTER}*$`;
 
@@ -50,7 +63,7 @@ function patternDetail(pattern: string, value: unknown): string {
   if (pattern !== WRITTEN_TEXT && pattern !== OPTIONAL_TEXT) return `has the wrong format (expected ${pattern})`;
   if (typeof value === 'string' && value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
   if (typeof value === 'string' && hasLoneSurrogate(value)) return 'must be Unicode text: it has a lone surrogate (\\uD800-\\uDFFF)';
-  return 'must contain more than whitespace';
+  return 'must contain a visible character, not only spaces or invisible ones';
 }
 
 const escapePointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');

@@ -49,7 +49,7 @@ const REQUIRED = ['firstName', 'lastName', 'email', 'message'] as const;
 const fields = fc
   .tuple(
     fc.record({
-      firstName: text(fc.constantFrom('Ada', 'Zoë', '\u{1F600}'), '', ' ', 'x'.repeat(201), 'A\u0000', 42),
+      firstName: text(fc.constantFrom('Ada', 'Zoë', '\u{1F600}'), '', ' ', '\u200b', '\u3164\u00ad', 'x'.repeat(201), 'A\u0000', 42),
       lastName: text(fc.constant('Lovelace'), '', '\n', null),
       email: text(fc.emailAddress(), 'nope', 'a@b', '"q"@example.com', 'a b@example.com', '', 7),
       company: fc.oneof(fc.constant(undefined), text(fc.constant('Analytical Engines'), 'x'.repeat(201), 'A\u0000', false)),

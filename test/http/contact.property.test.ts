@@ -52,7 +52,16 @@ function isValidField(key: string, value: unknown): boolean {
   if (value.includes('\u0000')) return false; // PostgreSQL cannot store it; nobody means it
   if (key === 'email') return isEmailAddress(value);
   if (key === 'company') return true;
-  return /\S/u.test(value);
+  return hasVisibleCharacter(value);
+}
+
+/**
+ * The README's rule for names and messages, read independently: a character that is neither
+ * whitespace, nor a control character, nor default-ignorable (zero-width, bidi and variation marks,
+ * fillers), where characters beyond U+FFFF always count as visible.
+ */
+function hasVisibleCharacter(value: string): boolean {
+  return [...value].some((c) => (c.codePointAt(0) ?? 0) > 0xffff || !/[\s\p{Cc}\p{Default_Ignorable_Code_Point}]/u.test(c));
 }
 
 const pointerTo = (key: string) => `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
@@ -166,7 +175,39 @@ function keyOf(header: string): string | undefined {
 const fieldValue = fc.oneof(
   fc.string({ maxLength: 30 }),
   fc.string({ unit: 'grapheme', maxLength: 30 }),
-  fc.constantFrom('', ' ', '\n\t', 'ada@example.com', 'a@b', 'x'.repeat(201), '\u0000', 'Ada\u0000', '\r\nBcc: x@y.z'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\n\t',
+    'ada@example.com',
+    'a@b',
+    'x'.repeat(201),
+    '\u0000',
+    'Ada\u0000',
+    '\r\nBcc: x@y.z',
+    '\u200b',
+    '\u{E0041}',
+  ),
+  // Whitespace and invisible characters, now and then with a visible one among them.
+  fc.string({
+    unit: fc.constantFrom(
+      ' ',
+      '\u0085',
+      '\u00ad',
+      '\u034f',
+      '\u180e',
+      '\u200b',
+      '\u200d',
+      '\u202e',
+      '\u2060',
+      '\u3164',
+      '\ufe0f',
+      '\ufeff',
+      '\u0007',
+      'a',
+    ),
+    maxLength: 6,
+  }),
   fc.emailAddress(),
   editedAddress,
   fc.integer(),

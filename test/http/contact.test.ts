@@ -98,12 +98,26 @@ describe('POST /api/contact rejects bad input with problem details', () => {
     expect(body.errors).toContainEqual({ pointer: '/extra', detail: 'is not an allowed property' });
   });
 
-  it('counts whitespace-only names and messages as empty', async () => {
+  it('counts names and messages of whitespace and invisible characters only as empty, and says so', async () => {
     testApp = await startTestApp({ startWorker: false });
+    // Spaces; a zero-width space and joiner; a soft hyphen and a word joiner; a Hangul filler; bidi
+    // overrides; a control character and NEL; a variation selector: nothing the studio can read.
+    const blanks = [' \t\n ', '\u200b', '\u200b\u200d ', '\u00ad\u2060', '\u3164', '\u202e\u202c', '\u0001\u0085', '\ufe0f'];
     for (const field of ['firstName', 'lastName', 'message']) {
-      const response = await post(validInquiry({ [field]: ' \t\n ' }));
-      expect(response.statusCode).toBe(400);
-      expect(response.json().errors).toEqual([{ pointer: `/${field}`, detail: 'must contain more than whitespace' }]);
+      for (const [i, blank] of blanks.entries()) {
+        const response = await post(validInquiry({ [field]: blank, message: field === 'message' ? blank : `blank ${field} ${i}` }));
+        expect(response.statusCode, JSON.stringify(blank)).toBe(400);
+        expect(response.json().errors).toEqual([
+          { pointer: `/${field}`, detail: 'must contain a visible character, not only spaces or invisible ones' },
+        ]);
+      }
+    }
+    // Beside a visible character they are text as any other: Persian's zero-width non-joiner, an
+    // emoji's joiner, a leading space.
+    for (const [i, name] of ['\u0645\u06cc\u200c\u0631\u0648\u062f', '\u{1F469}\u200d\u{1F4BB}', ' Ada', '\u200bAda'].entries()) {
+      const response = await post(validInquiry({ firstName: name, message: `visible name ${i}` }));
+      expect(response.statusCode, JSON.stringify(name)).toBe(200);
+      expect((await testApp.services.store.inquiries.findByReference(referenceOf(response.body)))?.firstName).toBe(name);
     }
   });
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { IdempotencyKeyError } from '../../src/errors.js';
 import { newReference, normaliseReference, REFERENCE_PATTERN } from '../../src/inquiries/reference.js';
 import { checkIdempotencyKey, fingerprintOf, hashJson } from '../../src/inquiries/service.js';
+import { WRITTEN_TEXT } from '../../src/validation/ajv.js';
 
 describe('references', () => {
   it('look like INQ-7K2M9Q, without look-alike letters, and rarely repeat', () => {
@@ -90,5 +91,36 @@ describe('Idempotency-Key', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('written text (names and messages)', () => {
+  /** The README's rule, read from the Unicode properties: neither whitespace, nor control, nor default-ignorable. */
+  const visible = (c: string) => (c.codePointAt(0) ?? 0) > 0xffff || !/[\s\p{Cc}\p{Default_Ignorable_Code_Point}]/u.test(c);
+  // As Ajv compiles it (the u flag), and as a client that reads the published schema may (without).
+  const patterns = [new RegExp(WRITTEN_TEXT, 'u'), new RegExp(WRITTEN_TEXT)];
+
+  it('needs a visible character: every character of U+0001-U+FFFF but the surrogates, alone and among spaces', () => {
+    const disagree: string[] = [];
+    for (let cp = 1; cp <= 0xffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCharCode(cp);
+      for (const pattern of patterns) {
+        for (const text of [c, ` ${c}\u200b`]) {
+          if (pattern.test(text) !== visible(c)) disagree.push(`U+${cp.toString(16).padStart(4, '0')} (${pattern.flags || 'no flags'})`);
+        }
+      }
+    }
+    expect(disagree).toEqual([]);
+  });
+
+  it('takes a character beyond U+FFFF as visible, and refuses NUL and lone surrogates wherever they are', () => {
+    for (const pattern of patterns) {
+      expect(pattern.test('\u{1F600}')).toBe(true);
+      expect(pattern.test('\u200b\u{E0041}')).toBe(true);
+      expect(pattern.test('Ada\u0000')).toBe(false);
+      expect(pattern.test('Ada\ud800')).toBe(false);
+      expect(pattern.test('\udc00Ada')).toBe(false);
+    }
   });
 });
