@@ -150,7 +150,7 @@ function verdict(config: RateLimitConfig, count: number, leftMs: number, allowed
   };
 }
 
-/** "10 minutes", "1 hour", "30 seconds": the window as RATE_LIMIT_INQUIRIES gave it. */
+/** "10 minutes", "hour", "30 seconds": the window as RATE_LIMIT_INQUIRIES gave it, for "at most 5 per …". */
 export function windowText(windowMs: number): string {
   const [size, unit] =
     windowMs % 3_600_000 === 0
@@ -158,7 +158,7 @@ export function windowText(windowMs: number): string {
       : windowMs % 60_000 === 0
         ? [windowMs / 60_000, 'minute']
         : [windowMs / 1000, 'second'];
-  return `${size} ${unit}${size === 1 ? '' : 's'}`;
+  return size === 1 ? unit : `${size} ${unit}s`; // "per minute", not "per 1 minute"
 }
 
 /**

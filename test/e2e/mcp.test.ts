@@ -565,7 +565,7 @@ describe('rate limit', () => {
       expect((await call(client, 'submit_inquiry', validInquiry({ message: 'two, over MCP' }))).isError).toBeFalsy();
       const refused = await call(client, 'submit_inquiry', validInquiry({ message: 'three, over MCP' }));
       expect(refused.content[0]?.text).toMatch(
-        /^Rate limited: .*at most 2 per 1 minute, over HTTP and MCP together\)\. Retry after \d+ seconds\.$/,
+        /^Rate limited: .*at most 2 per minute, over HTTP and MCP together\)\. Retry after \d+ seconds\.$/,
       );
       expect((await overHttp('three, over HTTP')).status).toBe(429);
       expect((await limited.services.store.inquiries.list({ limit: 10 })).length).toBe(2);

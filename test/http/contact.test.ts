@@ -439,7 +439,7 @@ describe('rate limit', () => {
     expect(limited.json()).toMatchObject({ status: 429, error: 'rate_limited' });
     // The rule as configured, and the wait that is left of the window.
     expect(limited.json().detail).toBe(
-      `Too many inquiries from this address: at most 2 per 1 minute. Try again in ${limited.headers['retry-after']} seconds.`,
+      `Too many inquiries from this address: at most 2 per minute. Try again in ${limited.headers['retry-after']} seconds.`,
     );
     expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(2);
   });
@@ -576,11 +576,11 @@ describe('an inquiry that was not stored', () => {
     expect(second.json().result.isError).toBeFalsy();
     const third = await post(validInquiry({ message: 'sent again, three' }));
     expect(third.statusCode).toBe(429);
-    expect(third.json()).toMatchObject({ error: 'rate_limited', detail: expect.stringContaining('at most 2 per 1 minute') });
+    expect(third.json()).toMatchObject({ error: 'rate_limited', detail: expect.stringContaining('at most 2 per minute') });
     expect((await submitOverMcp(validInquiry({ message: 'sent again, four' }))).json()).toMatchObject({
       result: {
         isError: true,
-        content: [{ text: expect.stringMatching(/^Rate limited: .*at most 2 per 1 minute, over HTTP and MCP together/) }],
+        content: [{ text: expect.stringMatching(/^Rate limited: .*at most 2 per minute, over HTTP and MCP together/) }],
       },
     });
     expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(2);
