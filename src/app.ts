@@ -16,7 +16,7 @@ import { clientErrorResponse, problem, registerProblemHandlers, sendError, sendP
 import { answerPublicPreflight, isPublicDocument, PREFLIGHT_MAX_AGE_SECONDS } from './http/public-documents.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
-import { contactRoute, refuseOtherMethodAtContact } from './http/routes/contact.js';
+import { contactRoute } from './http/routes/contact.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { mcpRoutes } from './http/routes/mcp.js';
@@ -177,10 +177,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-  });
-  // After the CORS plugin's hook, so that a page of an allowed origin reads the 405.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!refuseOtherMethodAtContact(request, reply)) done();
   });
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
   await app.register(rateLimit, {

@@ -2,7 +2,7 @@
 // finish in-flight requests and started deliveries, and exit 0 (CONTRACT.md).
 import { appDeps, buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { closeHttp, listenFailure, watchConnections } from './http/lifecycle.js';
+import { ConnectionWatch, closeHttp, listenFailure } from './http/lifecycle.js';
 import { createLogger } from './logger.js';
 import { createServices } from './services.js';
 import { loadStudioProfile } from './studio/profile.js';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   }
 
   const app = await buildApp(appDeps({ config, logger, profile }, services));
-  const connections = watchConnections(app.server);
+  const connections = new ConnectionWatch(app.server);
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

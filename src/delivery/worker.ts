@@ -83,6 +83,8 @@ export class DeliveryWorker {
   private pumping: Promise<void> | undefined;
   /** The stop under way, or done (until the next start). */
   private stopping: Promise<void> | undefined;
+  /** How many times stop() was called: a start that sees it change while it waits does not start. */
+  private stopsAsked = 0;
   private running = false;
   private claiming = false;
   private wakeAgain = false;
@@ -116,8 +118,14 @@ export class DeliveryWorker {
 
   async start(): Promise<void> {
     if (this.running) return;
+    // A stop under way ends first (its timers are its own to clear); a stop asked for while this
+    // start waits wins: the worker stays stopped.
+    const stopsBefore = this.stopsAsked;
+    await this.stopping;
+    if (this.stopsAsked !== stopsBefore) return;
     this.stopping = undefined;
     if (this.options.releaseLeasesOnStart) await this.options.store.outbox.releaseLeases();
+    if (this.stopsAsked !== stopsBefore || this.running) return;
     this.running = true;
     clearInterval(this.renewTimer);
     this.renewTimer = setInterval(() => void this.renewLeases(), this.leaseMs / RENEWALS_PER_LEASE).unref();
@@ -147,6 +155,7 @@ export class DeliveryWorker {
    * least once).
    */
   stop(graceMs = DEFAULT_STOP_GRACE_MS): Promise<void> {
+    this.stopsAsked++;
     // Asked again while stopping (shutdown stops the worker beside the HTTP drain, then closes the
     // services), it waits for the same stop, not for a second grace.
     this.stopping ??= this.stopNow(graceMs);

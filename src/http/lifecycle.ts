@@ -23,28 +23,53 @@ export const REQUEST_DRAIN_MS = 7_000;
 /** How long the server may take to close once every connection has been closed. */
 const CONNECTIONS_CLOSED_MS = 500;
 
-/** The HTTP server's connections, and the request each is serving, for closeHttp. */
-export interface ConnectionWatch {
-  /** Connections open now, with the request each is serving, if any. */
-  readonly connections: ReadonlyMap<Socket, IncomingMessage | undefined>;
-}
+/**
+ * The HTTP server's connections and the requests each has outstanding (pipelined requests are
+ * answered in order, so several may be), for closeHttp. Once the server is closing, a connection is
+ * ended as soon as it has nothing outstanding: the server closes idle connections only when it
+ * starts closing, and an answer given afterwards would otherwise leave its connection open, kept
+ * alive, until the last cut.
+ */
+export class ConnectionWatch {
+  private readonly connections = new Map<Socket, Set<IncomingMessage>>();
+  private closing = false;
 
-/** Follows the connections of `server` (before it listens): which request each is serving. */
-export function watchConnections(server: Server): ConnectionWatch {
-  const connections = new Map<Socket, IncomingMessage | undefined>();
-  server.on('connection', (socket: Socket) => {
-    connections.set(socket, undefined);
-    socket.once('close', () => connections.delete(socket));
-  });
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const { socket } = request;
-    if (!connections.has(socket)) return;
-    connections.set(socket, request);
-    response.once('close', () => {
-      if (connections.get(socket) === request) connections.set(socket, undefined);
+  /** Follows the connections of `server` (call it before the server listens). */
+  constructor(server: Server) {
+    server.on('connection', (socket: Socket) => {
+      this.connections.set(socket, new Set());
+      socket.once('close', () => this.connections.delete(socket));
     });
-  });
-  return { connections };
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      const outstanding = this.connections.get(request.socket);
+      if (!outstanding) return;
+      outstanding.add(request);
+      response.once('close', () => {
+        outstanding.delete(request);
+        if (this.closing && outstanding.size === 0) request.socket.end();
+      });
+    });
+  }
+
+  /** The server is closing: connections with nothing outstanding are ended, now and as they finish. */
+  startClosing(): void {
+    this.closing = true;
+    for (const [socket, outstanding] of this.connections) if (outstanding.size === 0) socket.end();
+  }
+
+  /**
+   * Closes the connections none of whose requests has arrived whole (a stalled upload), and those
+   * with nothing outstanding; returns how many it closed.
+   */
+  cutUploads(): number {
+    let cut = 0;
+    for (const [socket, outstanding] of this.connections) {
+      if ([...outstanding].some((request) => request.complete)) continue;
+      socket.destroy();
+      cut++;
+    }
+    return cut;
+  }
 }
 
 /**
@@ -53,13 +78,9 @@ export function watchConnections(server: Server): ConnectionWatch {
  */
 export async function closeHttp(app: FastifyInstance, logger: Logger, watch: ConnectionWatch): Promise<void> {
   const closing = app.close().catch((error: unknown) => logger.error({ err: error }, 'could not close the HTTP server cleanly'));
+  watch.startClosing();
   if (await settlesWithin(closing, UPLOAD_DRAIN_MS)) return;
-  let cut = 0;
-  for (const [socket, request] of watch.connections) {
-    if (request?.complete) continue;
-    socket.destroy();
-    cut++;
-  }
+  const cut = watch.cutUploads();
   if (cut > 0) logger.warn({ waitedMs: UPLOAD_DRAIN_MS, connections: cut }, 'uploads still running at shutdown; closing their connections');
   if (await settlesWithin(closing, REQUEST_DRAIN_MS - UPLOAD_DRAIN_MS)) return;
   logger.warn({ waitedMs: REQUEST_DRAIN_MS }, 'requests still running at shutdown; closing their connections');

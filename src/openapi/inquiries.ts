@@ -1,5 +1,6 @@
 // The inquiry side of the OpenAPI document: POST /api/contact (submitInquiry) and GET /api/health
 // (getHealth), described from the very schema objects the routes validate and answer with.
+import { NOT_ALLOWED } from '../http/routes/contact.js';
 import { healthSchema } from '../http/routes/health.js';
 import { confirmationText } from '../inquiries/confirmation.js';
 import { CONTACT_BODY_LIMIT_BYTES, inquirySchema } from '../inquiries/schema.js';
@@ -11,6 +12,7 @@ import {
   headerRef,
   INTERNAL_ERROR,
   JSON_TYPE,
+  type Json,
   PROBLEM_TYPE,
   parameterRef,
   problemMedia,
@@ -127,8 +129,29 @@ export function inquiriesArea({ profile }: AreaContext): Area {
     },
   };
 
+  const notAllowed = (method: (typeof NOT_ALLOWED)[number]): Json => ({
+    operationId: `${method.toLowerCase()}Contact`,
+    summary: `${method} /api/contact: not allowed`,
+    description: 'Inquiries are sent with POST; any other method is answered 405 before its body is read.',
+    tags: ['Inquiries'],
+    responses: {
+      405: problemResponse(
+        405,
+        'Always: send the inquiry with POST.',
+        [{ error: 'method_not_allowed', detail: `Send an inquiry with POST /api/contact and a JSON body; ${method} is not served here.` }],
+        { Allow: headerRef('Allow') },
+      ),
+    },
+  });
+
   return {
-    paths: { '/api/contact': { post: submitInquiry }, '/api/health': { get: getHealth } },
+    paths: {
+      '/api/contact': {
+        post: submitInquiry,
+        ...Object.fromEntries(NOT_ALLOWED.map((method) => [method.toLowerCase(), notAllowed(method)])),
+      },
+      '/api/health': { get: getHealth },
+    },
     schemas: { Inquiry: component(inquirySchema), Health: component(healthSchema) },
   };
 }

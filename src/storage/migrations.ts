@@ -241,6 +241,12 @@ const migrations: Record<string, Migration> = {
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  // Read first: a database already up to date is not migrated, so that a start needs no write lock
+  // (on SQLite, the migrator's transaction would wait for another process's writes, a long
+  // `requeue --all` or a VACUUM, and fail the start). One with pending migrations, or migrations
+  // this release does not know, goes to the migrator, which applies or refuses them.
+  const { applied, expected } = await readSchemaVersion(db);
+  if (applied.length === expected.length && applied.every((name, i) => name === expected[i])) return;
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   // Kysely's words for a database that a newer release has migrated: this one must not start on it.

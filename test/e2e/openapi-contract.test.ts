@@ -395,11 +395,13 @@ describe('MCP', () => {
     expect((await postText('/mcp')).status).toBe(415);
   });
 
-  it('GET and DELETE /mcp: 405 with Allow: POST', async () => {
-    for (const method of ['GET', 'DELETE'] as const) {
-      const response = await call({ method, path: '/mcp' });
-      expect(response.status).toBe(405);
-      expect(response.headers.get('allow')).toBe('POST');
+  it('GET and DELETE /mcp and /api/contact: 405 with Allow: POST', async () => {
+    for (const path of ['/mcp', '/api/contact']) {
+      for (const method of ['GET', 'DELETE'] as const) {
+        const response = await call({ method, path });
+        expect(response.status).toBe(405);
+        expect(response.headers.get('allow')).toBe('POST');
+      }
     }
   });
 });

@@ -73,6 +73,21 @@ describe('crash safety', () => {
   });
 });
 
+/**
+ * The service on a SQLite file whose write lock another process holds (a `requeue`, the sqlite3
+ * shell) until the test commits: an inquiry's commit waits for it, past the 2 s given on shutdown
+ * to uploads that have not arrived.
+ */
+async function serviceWithItsDatabaseLocked() {
+  const database = join(workDir(), 'studio.db');
+  const service = await startService({ DATABASE_URL: `sqlite:${database}` });
+  cleanups.push(() => void service.child.kill('SIGKILL'));
+  const other = new SQLite(database);
+  cleanups.push(() => void other.close());
+  other.exec('begin immediate');
+  return { service, other, lockedAt: Date.now() };
+}
+
 describe('process lifecycle', () => {
   it('on SIGTERM gives a delivery stuck in flight a bounded grace and exits 0 within 10 s', async () => {
     // A webhook receiver that never answers: its delivery is in flight when the signal comes.
@@ -134,15 +149,7 @@ describe('process lifecycle', () => {
   });
 
   it('on SIGTERM answers a request that has arrived whole and waits on the database, then exits 0 within 10 s', async () => {
-    const database = join(workDir(), 'studio.db');
-    const service = await startService({ DATABASE_URL: `sqlite:${database}` });
-    cleanups.push(() => void service.child.kill('SIGKILL'));
-    // Another process holds the write lock (a `requeue`, the sqlite3 shell) for 3.5 s: the
-    // inquiry's commit waits for it, past the 2 s given to uploads that have not arrived.
-    const other = new SQLite(database);
-    cleanups.push(() => void other.close());
-    other.exec('begin immediate');
-    const lockedAt = Date.now();
+    const { service, other, lockedAt } = await serviceWithItsDatabaseLocked();
     const answer = fetch(`${service.baseUrl}/api/contact`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -160,6 +167,36 @@ describe('process lifecycle', () => {
     // Answered 200, and stored.
     const row = other.prepare('select reference from inquiries where reference = ?').get(reference);
     expect(row).toEqual({ reference });
+    // Its connection, kept alive by the client, was ended with the answer: nothing was left for the
+    // last cut to close.
+    expect(service.output()).not.toContain('requests still running at shutdown');
+  });
+
+  it('on SIGTERM answers a whole request even when a stalled upload is pipelined behind it on its connection', async () => {
+    const { service, other, lockedAt } = await serviceWithItsDatabaseLocked();
+    const { port } = new URL(service.baseUrl);
+    const client = connect(Number(port), '127.0.0.1');
+    cleanups.push(() => void client.destroy());
+    client.on('error', () => {});
+    let received = '';
+    client.on('data', (chunk: Buffer) => {
+      received += chunk.toString();
+    });
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    const body = JSON.stringify(validInquiry({ message: 'answered before the stalled upload behind it' }));
+    client.write(
+      `POST /api/contact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+        'POST /api/contact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"firstName":"Ada",',
+    );
+    await vi.waitUntil(() => service.output().includes('"url":"/api/contact"'), { timeout: 10_000, interval: 20 });
+    service.child.kill('SIGTERM');
+    await vi.waitUntil(() => Date.now() - lockedAt >= 3_500, { timeout: 10_000, interval: 20 });
+    other.exec('commit');
+    await vi.waitUntil(() => received.includes('\r\n\r\n'), { timeout: 10_000, interval: 20 });
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received).toMatch(REFERENCE_IN_TEXT);
+    expect(await service.exited, service.output()).toBe(0);
+    expect(Date.now() - lockedAt).toBeLessThan(10_000);
   });
 
   it('stops with exit code 1 and one line naming PORT when the port is in use', async () => {

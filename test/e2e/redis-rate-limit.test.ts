@@ -201,7 +201,10 @@ describe('giving a use back (refund) in Redis', () => {
       // Never below zero, however many refunds come.
       for (let i = 0; i < 4; i++) await createWindowLimiter(config, a).refund(key);
       expect(await a.get(redisKey)).toBe('0');
+      await new Promise((resolve) => setTimeout(resolve, 20));
       expect(await createWindowLimiter(config, a).take(key)).toMatchObject({ remaining: 1, retryAfterSeconds: 0 });
+      // Counted up from zero again, the window is still the one that began with the first use.
+      expect(await a.pttl(redisKey)).toBeLessThan(ttlMs);
     } finally {
       a.disconnect();
       b.disconnect();

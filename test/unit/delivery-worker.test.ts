@@ -293,6 +293,62 @@ describe('delivery worker with sends waiting for a connection of their channel',
     expect(sent).toHaveLength(1);
   });
 
+  it('started again while a stop is under way, waits for it and then renews the leases of what is still in flight', async () => {
+    const { renewals, sent, worker } = await setUpWaiting(1);
+    await worker.start();
+    await until(() => sent.length === 1); // the send hangs
+    const stopped = worker.stop(2 * LEASE_MS); // its grace runs out with the send still under way
+    const restarted = worker.start();
+    await stopped;
+    await restarted;
+    const before = renewals.succeeded;
+    await sleep(2 * LEASE_MS);
+    expect(renewals.succeeded).toBeGreaterThan(before);
+  });
+
+  it('stays stopped when stopped while starting', async () => {
+    const database = await freshSqlite();
+    const store = createStore(await openDatabase(database.config));
+    let releasing: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      releasing = resolve;
+    });
+    const sent: string[] = [];
+    const worker = new DeliveryWorker({
+      store: { ...store, outbox: { ...store.outbox, releaseLeases: async () => released } },
+      channels: [
+        {
+          name: 'email',
+          send: async (delivery) => {
+            sent.push(delivery.id);
+            return { outcome: 'succeeded' };
+          },
+        },
+      ],
+      logger: pino({ level: 'silent' }),
+      releaseLeasesOnStart: true,
+      pollIntervalMs: 20,
+      pacer: null,
+    });
+    cleanups.push(async () => {
+      await worker.stop();
+      await store.close();
+      await database.drop();
+    });
+    await store.outbox.enqueueMessage(
+      { id: 'message-1', to: 'ada@example.com', subject: 'Your code', body: '123456' },
+      'email',
+      new Date(),
+    );
+    const starting = worker.start(); // waits for the leases to be released
+    await worker.stop();
+    releasing();
+    await starting;
+    worker.wake();
+    await sleep(5 * 20);
+    expect(sent).toEqual([]);
+  });
+
   it('on stop, starts none of those and gives them back at once, finishing only the send under way', async () => {
     const { store, sent, worker, release } = await setUpWaiting(3);
     await worker.start();

@@ -13,6 +13,8 @@ import type { StudioProfile } from '../../studio/profile.js';
 import { problem, sendProblem } from '../problems.js';
 
 const CONTACT_PATH = '/api/contact';
+/** The methods answered 405 at CONTACT_PATH (and HEAD, as GET's); the OpenAPI document lists them. */
+export const NOT_ALLOWED = ['GET', 'PUT', 'DELETE', 'PATCH'] as const;
 
 export interface ContactRouteOptions {
   readonly auth: Pick<AgentAuth, 'authenticate'>;
@@ -49,34 +51,19 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
     if (result.replayed) reply.header('idempotent-replayed', 'true');
     return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
   });
-}
 
-/**
- * RFC 9110 §15.5.6: /api/contact with another method than POST (GET, PUT, DELETE, …) is a 405 with
- * `Allow: POST`, answered before any body is read, so whatever the body; an OPTIONS is the CORS
- * preflight's. Not routes of their own, which the OpenAPI document would list as operations: called
- * from an onRequest hook of the app for a request no route matched. Whether it answered.
- */
-export function refuseOtherMethodAtContact(request: FastifyRequest, reply: FastifyReply): boolean {
-  if (!request.is404 || request.method === 'OPTIONS' || pathOf(request.url) !== CONTACT_PATH) return false;
-  sendProblem(
-    reply.header('allow', 'POST'),
-    problem(405, 'method_not_allowed', `Send an inquiry with POST ${CONTACT_PATH} and a JSON body; ${request.method} is not served here.`),
-  );
-  return true;
-}
-
-/**
- * The path of a request target in origin form (`/api/contact?x`) or absolute form
- * (`http://host/api/contact`), percent-decoded as the router decodes it (`/api/%63ontact` is routed
- * to /api/contact; an encoded `/` is no separator).
- */
-function pathOf(target: string): string {
-  try {
-    return decodeURI(new URL(target, 'http://localhost').pathname);
-  } catch {
-    return '';
-  }
+  // RFC 9110 §15.5.6: another method is a 405 with `Allow: POST` (HEAD too, as GET's), not a 404.
+  // Answered before any body is read, so whatever the body; an OPTIONS is the CORS preflight's.
+  const notAllowed = async (request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(
+      reply.header('allow', 'POST'),
+      problem(
+        405,
+        'method_not_allowed',
+        `Send an inquiry with POST ${CONTACT_PATH} and a JSON body; ${request.method} is not served here.`,
+      ),
+    );
+  for (const method of NOT_ALLOWED) app.route({ method, url: CONTACT_PATH, onRequest: notAllowed, handler: notAllowed });
 }
 
 /**
