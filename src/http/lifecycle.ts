@@ -25,17 +25,18 @@ const CONNECTIONS_CLOSED_MS = 500;
 
 /**
  * The HTTP server's connections and the requests each has outstanding (pipelined requests are
- * answered in order, so several may be), for closeHttp. Once the server is closing, a connection is
- * ended as soon as it has nothing outstanding: the server closes idle connections only when it
- * starts closing, and an answer given afterwards would otherwise leave its connection open, kept
- * alive, until the last cut.
+ * answered in order, so several may be), for closeHttp. The server closes its idle connections
+ * when it starts closing, but not those that become idle afterwards: an answer given during the
+ * drain would leave its kept-alive connection open until the last cut. So, while closing, each
+ * answer is followed by the server's own close of idle connections, which leaves alone a
+ * connection whose next request has started to arrive (that one is answered 503 `shutting_down`).
  */
 export class ConnectionWatch {
   private readonly connections = new Map<Socket, Set<IncomingMessage>>();
   private closing = false;
 
   /** Follows the connections of `server` (call it before the server listens). */
-  constructor(server: Server) {
+  constructor(private readonly server: Server) {
     server.on('connection', (socket: Socket) => {
       this.connections.set(socket, new Set());
       socket.once('close', () => this.connections.delete(socket));
@@ -46,20 +47,20 @@ export class ConnectionWatch {
       outstanding.add(request);
       response.once('close', () => {
         outstanding.delete(request);
-        if (this.closing && outstanding.size === 0) request.socket.end();
+        // Once the response is done with its connection, which only then counts as idle.
+        if (this.closing) setImmediate(() => this.server.closeIdleConnections());
       });
     });
   }
 
-  /** The server is closing: connections with nothing outstanding are ended, now and as they finish. */
+  /** The server is closing: connections that become idle from now on are closed too. */
   startClosing(): void {
     this.closing = true;
-    for (const [socket, outstanding] of this.connections) if (outstanding.size === 0) socket.end();
   }
 
   /**
-   * Closes the connections none of whose requests has arrived whole (a stalled upload), and those
-   * with nothing outstanding; returns how many it closed.
+   * Closes the connections none of whose requests has arrived whole: a stalled upload, or a
+   * request whose headers have not all arrived. Returns how many it closed.
    */
   cutUploads(): number {
     let cut = 0;

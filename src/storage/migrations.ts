@@ -278,8 +278,8 @@ export interface SchemaVersion {
  */
 export async function readSchemaVersion(db: Kysely<unknown>): Promise<SchemaVersion> {
   const expected = Object.keys(migrations).sort();
-  // On PostgreSQL the table is looked for where the migrator puts it: the first schema of the search
-  // path. SQLite answers 0 or 1, PostgreSQL false or true.
+  // On PostgreSQL the table is looked for as the migrator's unqualified queries find it: along the
+  // search path. SQLite answers 0 or 1, PostgreSQL false or true.
   const table = sql.lit(DEFAULT_MIGRATION_TABLE);
   const found =
     db.getExecutor().adapter instanceof PostgresAdapter

@@ -73,6 +73,19 @@ describe('crash safety', () => {
   });
 });
 
+/** A connection to `baseUrl` that HTTP is written to as is, and what came back on it so far. */
+async function rawClient(baseUrl: string) {
+  const socket = connect(Number(new URL(baseUrl).port), '127.0.0.1');
+  cleanups.push(() => void socket.destroy());
+  socket.on('error', () => {}); // reset when the server closes it
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    received += chunk.toString();
+  });
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { write: (text: string) => socket.write(text), received: () => received };
+}
+
 /**
  * The service on a SQLite file whose write lock another process holds (a `requeue`, the sqlite3
  * shell) until the test commits: an inquiry's commit waits for it, past the 2 s given on shutdown
@@ -172,17 +185,25 @@ describe('process lifecycle', () => {
     expect(service.output()).not.toContain('requests still running at shutdown');
   });
 
+  it('on SIGTERM answers 503 to a request whose headers were still arriving, rather than close its connection unanswered', async () => {
+    const service = await startService({ DATABASE_URL: `sqlite:${join(workDir(), 'studio.db')}` });
+    cleanups.push(() => void service.child.kill('SIGKILL'));
+    const client = await rawClient(service.baseUrl);
+    client.write('GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    service.child.kill('SIGTERM');
+    await vi.waitUntil(() => service.output().includes('shutting down'), { timeout: 5_000, interval: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    client.write('\r\n');
+    await vi.waitUntil(() => client.received().includes('\r\n\r\n'), { timeout: 5_000, interval: 20 });
+    expect(client.received()).toMatch(/^HTTP\/1\.1 503 /);
+    expect(client.received()).toContain('shutting_down');
+    expect(await service.exited, service.output()).toBe(0);
+  });
+
   it('on SIGTERM answers a whole request even when a stalled upload is pipelined behind it on its connection', async () => {
     const { service, other, lockedAt } = await serviceWithItsDatabaseLocked();
-    const { port } = new URL(service.baseUrl);
-    const client = connect(Number(port), '127.0.0.1');
-    cleanups.push(() => void client.destroy());
-    client.on('error', () => {});
-    let received = '';
-    client.on('data', (chunk: Buffer) => {
-      received += chunk.toString();
-    });
-    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    const client = await rawClient(service.baseUrl);
     const body = JSON.stringify(validInquiry({ message: 'answered before the stalled upload behind it' }));
     client.write(
       `POST /api/contact HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
@@ -192,9 +213,9 @@ describe('process lifecycle', () => {
     service.child.kill('SIGTERM');
     await vi.waitUntil(() => Date.now() - lockedAt >= 3_500, { timeout: 10_000, interval: 20 });
     other.exec('commit');
-    await vi.waitUntil(() => received.includes('\r\n\r\n'), { timeout: 10_000, interval: 20 });
-    expect(received).toMatch(/^HTTP\/1\.1 200 /);
-    expect(received).toMatch(REFERENCE_IN_TEXT);
+    await vi.waitUntil(() => client.received().includes('\r\n\r\n'), { timeout: 10_000, interval: 20 });
+    expect(client.received()).toMatch(/^HTTP\/1\.1 200 /);
+    expect(client.received()).toMatch(REFERENCE_IN_TEXT);
     expect(await service.exited, service.output()).toBe(0);
     expect(Date.now() - lockedAt).toBeLessThan(10_000);
   });

@@ -205,6 +205,10 @@ describe('giving a use back (refund) in Redis', () => {
       expect(await createWindowLimiter(config, a).take(key)).toMatchObject({ remaining: 1, retryAfterSeconds: 0 });
       // Counted up from zero again, the window is still the one that began with the first use.
       expect(await a.pttl(redisKey)).toBeLessThan(ttlMs);
+      // A key at the limit left without an expiry (by hand) gets one: it does not refuse for ever.
+      await a.set(redisKey, '2');
+      expect((await createWindowLimiter(config, a).take(key))?.retryAfterSeconds).toBe(60);
+      expect(await a.pttl(redisKey)).toBeGreaterThan(50_000);
     } finally {
       a.disconnect();
       b.disconnect();
