@@ -66,6 +66,10 @@ export function loadConfig(env: Env = process.env): Config {
 
   const port = parsePort(read('PORT') ?? '3000');
   const host = parseHost(read('HOST') ?? '0.0.0.0');
+  if (port === 0 && read('PUBLIC_URL') === undefined) {
+    // Any free port: the service could not say where it is (discovery, token issuer, links).
+    throw new ConfigError('PORT', '0 (any free port) needs PUBLIC_URL set, the address clients reach the service at');
+  }
   const publicUrl = parsePublicUrl(read('PUBLIC_URL') ?? `http://localhost:${port}`);
   const smtpUrl = read('SMTP_URL');
   const inquiryTo = read('INQUIRY_TO');
@@ -74,7 +78,7 @@ export function loadConfig(env: Env = process.env): Config {
   const profilePath = read('STUDIO_PROFILE') ?? null;
   const redisUrl = read('REDIS_URL');
 
-  if (smtpUrl !== undefined) parseUrl('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
+  if (smtpUrl !== undefined) parseServerUrl('SMTP_URL', smtpUrl, ['smtp:', 'smtps:']);
   if (smtpUrl !== undefined && inquiryTo === undefined) {
     throw new ConfigError('INQUIRY_TO', 'is required when SMTP_URL is set (the mailbox that receives inquiries)');
   }
@@ -100,7 +104,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: parseCorsOrigins(read('CORS_ORIGINS'), publicUrl),
     logLevel: parseLogLevel(read('LOG_LEVEL') ?? 'info'),
     metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
-    redisUrl: redisUrl === undefined ? null : parseUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
+    redisUrl: redisUrl === undefined ? null : parseServerUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
     deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
   };
   return Object.freeze(config);
@@ -124,6 +128,13 @@ function parseUrl(variable: string, value: string, protocols: readonly string[])
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(variable, `unsupported scheme "${url.protocol}" (expected ${protocols.join(' or ')})`);
   }
+  return url;
+}
+
+/** The URL of a server: with a host (`redis:foo` and `redis://` name none, and a client would quietly try localhost). */
+function parseServerUrl(variable: string, value: string, protocols: readonly string[]): URL {
+  const url = parseUrl(variable, value, protocols);
+  if (url.hostname === '') throw new ConfigError(variable, `names no host (expected ${protocols[0]}//host[:port])`);
   return url;
 }
 
@@ -273,9 +284,13 @@ function parseTrustProxy(value: string): boolean | number | string[] {
   return value.split(',').map((part) => {
     const entry = part.trim();
     // An address or CIDR range (as proxy-addr takes them), or one of its names for reserved ranges.
-    const [address = '', prefix] = entry.split('/');
+    const [address = '', prefix, ...rest] = entry.split('/');
+    if (prefix !== undefined && /^0+$/.test(prefix)) {
+      // proxy-addr refuses a /0 range when the app is built: said here, in one line, as for any other value.
+      throw new ConfigError('TRUST_PROXY', `"${entry}" is a /0 range: to trust every address, use true`);
+    }
     const validPrefix = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (isIP(address) === 6 ? 128 : 32));
-    if (!(PROXY_RANGE_NAMES.includes(entry) || (isIP(address) !== 0 && validPrefix))) {
+    if (!(PROXY_RANGE_NAMES.includes(entry) || (isIP(address) !== 0 && validPrefix && rest.length === 0))) {
       throw new ConfigError(
         'TRUST_PROXY',
         `"${entry}" is not true, false, a hop count, an IP address, a CIDR range or loopback/linklocal/uniquelocal`,
@@ -304,6 +319,9 @@ function parseMetricsToken(value: string | undefined): string | null {
   if (value === undefined) return null;
   // A guessable token would put the metrics on the public surface after all.
   if (value.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long');
+  // What a header can carry as sent: other characters reach the service in whatever bytes the
+  // scraper chose, and could never match.
+  if (!/^[\x21-\x7e]+$/.test(value)) throw new ConfigError('METRICS_TOKEN', 'must be visible ASCII characters only (no spaces)');
   return value;
 }
 

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { normaliseReference } from '../inquiries/reference.js';
 import type { DeliveryRecord, InquiryRecord, Store } from '../storage/store.js';
-import { csvRecord, deliverySummary, iso, lastErrors, parseInstant, printable, table } from './format.js';
+import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -112,7 +112,9 @@ export function show(values: Values, positionals: readonly string[]): Work {
       out(`${JSON.stringify({ ...inquiry, deliveries }, null, 2)}\n`);
       return 0;
     }
-    const field = (label: string, value: string | null) => `${label.padEnd(10)}${printable(value ?? '-')}\n`;
+    const field = (label: string, value: string | null) => `${label.padEnd(10)}${printableLine(value ?? '-')}\n`;
+    // An error of several lines (an SMTP reply) goes on indented under its own line.
+    const indentedError = (error: string, indent: string) => printable(error).replace(/\n/g, `\n${indent}`);
     out(
       field('Reference', inquiry.reference) +
         field('Received', iso(inquiry.receivedAt)) +
@@ -126,9 +128,9 @@ export function show(values: Values, positionals: readonly string[]): Work {
     for (const delivery of deliveries) {
       out(`  ${delivery.channel}: ${delivery.status}, ${delivery.attempts} attempt(s)`);
       out(delivery.status === 'pending' ? `, next run ${iso(delivery.runAt)}\n` : `, finished ${iso(delivery.finishedAt)}\n`);
-      if (delivery.lastError) out(`    last error: ${printable(delivery.lastError)}\n`);
+      if (delivery.lastError) out(`    last error: ${indentedError(delivery.lastError, '      ')}\n`);
       for (const attempt of delivery.history) {
-        const error = attempt.error ? `  ${printable(attempt.error)}` : '';
+        const error = attempt.error ? `  ${indentedError(attempt.error, '      ')}` : '';
         out(`    #${attempt.attempt} ${iso(attempt.attemptedAt)} ${attempt.outcome} ${attempt.durationMs} ms${error}\n`);
       }
     }
@@ -184,7 +186,7 @@ async function* allInquiries(store: Store, since: Date | undefined) {
 
 function csvValues(entry: ReturnType<typeof withDeliveries>): (string | null)[] {
   const { reference, receivedAt, firstName, lastName, email, company, message, clientId, deliveries } = entry;
-  return [reference, iso(receivedAt), firstName, lastName, email, company, message, clientId, deliverySummary(deliveries)];
+  return [reference, iso(receivedAt), firstName, lastName, email, company, message, clientId, deliveryCsvCell(deliveries)];
 }
 
 export function requeue(values: Values, positionals: readonly string[]): Work {

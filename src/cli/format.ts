@@ -10,17 +10,32 @@ const TABLE_CELL_MAX_LENGTH = 40;
 // make text read differently than it is stored. Human-readable output shows them as \u escapes;
 // --json and CSV are data and keep the exact stored text.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point here.
-const UNSAFE_FOR_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_FOR_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
+const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** Terminal-safe text; line breaks and tabs stay (a message's lines). */
 export function printable(text: string): string {
-  return text.replace(/\r\n/g, '\n').replace(UNSAFE_FOR_TERMINAL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(/\r\n/g, '\n').replace(UNSAFE_FOR_TERMINAL, escaped);
 }
 
-/** One line of terminal-safe text, shortened to fit a table column. */
-function cell(text: string): string {
-  const line = printable(text).replace(/[\n\t]/g, ' ');
-  return line.length > TABLE_CELL_MAX_LENGTH ? `${line.slice(0, TABLE_CELL_MAX_LENGTH - 1)}…` : line;
+/**
+ * Terminal-safe text on one line: a line break or tab in a name, a company or an address is shown
+ * as its escape too, so that nobody can write what reads as another field of `show` (a second
+ * "Email" line) into a form.
+ */
+export function printableLine(text: string): string {
+  return printable(text).replace(/[\n\t]/g, escaped);
 }
+
+/** One line of terminal-safe text, shortened to fit a table column (by characters, never inside one). */
+function cell(text: string): string {
+  const characters = [...printable(text).replace(/[\n\t]/g, ' ')];
+  return characters.length > TABLE_CELL_MAX_LENGTH ? `${characters.slice(0, TABLE_CELL_MAX_LENGTH - 1).join('')}…` : characters.join('');
+}
+
+/** How many characters `text` is (code points: an emoji is one, not two UTF-16 units). */
+const characterCount = (text: string) => [...text].length;
 
 export function iso(date: Date | null): string {
   return date === null ? '-' : date.toISOString();
@@ -68,10 +83,10 @@ export function systemErrorText(error: unknown): string {
 /** A left-aligned table with a header row, columns separated by two spaces. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const cells = [headers, ...rows].map((row) => row.map(cell));
-  const widths = headers.map((_, column) => Math.max(...cells.map((row) => row[column]?.length ?? 0)));
+  const widths = headers.map((_, column) => Math.max(...cells.map((row) => characterCount(row[column] ?? ''))));
   const lines = cells.map((row) =>
     row
-      .map((value, column) => value.padEnd(widths[column] ?? 0))
+      .map((value, column) => value + ' '.repeat((widths[column] ?? 0) - characterCount(value)))
       .join('  ')
       .trimEnd(),
   );
@@ -90,6 +105,11 @@ export function deliverySummary(deliveries: readonly DeliveryRecord[]): string {
       return `${channel}:${status}${count}`;
     })
     .join(' ');
+}
+
+/** The deliveries column of `export --format csv`: empty for none (a "-" would be taken, and guarded, as text). */
+export function deliveryCsvCell(deliveries: readonly DeliveryRecord[]): string | null {
+  return deliveries.length === 0 ? null : deliverySummary(deliveries);
 }
 
 /**

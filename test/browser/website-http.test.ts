@@ -1,9 +1,9 @@
 // The contact page, its assets, /robots.txt and /llms.txt over HTTP (in-process): content types,
 // caching, escaping of the studio profile, limits from the Inquiry schema, and that every address
 // the text files give comes from PUBLIC_URL. The page in a real browser: website.test.ts.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { ASSET_FILES } from '../../src/http/routes/website.js';
 import { INQUIRY_LIMITS } from '../../src/inquiries/schema.js';
 import { exampleStudioProfile } from '../../src/studio/profile.js';
@@ -83,6 +83,7 @@ describe('GET /', () => {
 
   it('escapes every profile value and links the website only when it is http(s)', async () => {
     const dir = tempDir();
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'profile.json');
     const evil = '<script>alert("x")</script> & \'quotes\'';
     writeFileSync(

@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { REFERENCE_PATTERN } from '../../src/inquiries/reference.js';
 import { INQUIRY_LIMITS } from '../../src/inquiries/schema.js';
 import { openDatabase } from '../../src/storage/database.js';
@@ -297,6 +297,7 @@ describe('POST /api/contact rejects bad input with problem details', () => {
 describe('Idempotency-Key', () => {
   it('is kept for 24 hours and forgotten after, by an instance as soon as it starts', async () => {
     const dir = tempDir();
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     testApp = await startTestApp({ dir, startWorker: false });
     const old = { 'idempotency-key': 'a-day-old' };
     const recent = { 'idempotency-key': 'nearly-a-day-old' };
@@ -329,7 +330,6 @@ describe('Idempotency-Key', () => {
     const replayed = await post(validInquiry({ message: 'A second project.' }), recent);
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(referenceOf(replayed.body)).toBe(referenceOf(kept.body));
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers a repeated key and body with the same response, storing and delivering once', async () => {

@@ -18,10 +18,18 @@ describe('GET /metrics', () => {
 
   it('answers 401 without the token or with a wrong one', async () => {
     testApp = await startTestApp({ env: { METRICS_TOKEN: TOKEN }, startWorker: false });
-    for (const authorization of [undefined, 'Bearer wrong', `Bearer ${TOKEN}x`]) {
+    for (const authorization of [undefined, 'Bearer wrong', `Bearer ${TOKEN}x`, TOKEN, `Basic ${TOKEN}`, `Bearer${TOKEN}`]) {
       const response = await testApp.app.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });
       expect(response.statusCode).toBe(401);
       expect(response.body).not.toContain('studio_inquiry_');
+    }
+  });
+
+  it('takes the token with the scheme in any case (RFC 9110 §11.1)', async () => {
+    testApp = await startTestApp({ env: { METRICS_TOKEN: TOKEN }, startWorker: false });
+    for (const authorization of [`Bearer ${TOKEN}`, `bearer ${TOKEN}`, `BEARER ${TOKEN}`]) {
+      const response = await testApp.app.inject({ method: 'GET', url: '/metrics', headers: { authorization } });
+      expect(response.statusCode, authorization).toBe(200);
     }
   });
 

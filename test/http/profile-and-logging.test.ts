@@ -1,11 +1,17 @@
 // The studio profile is replaceable through STUDIO_PROFILE, and inquiry text stays out of the logs.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { exampleStudioProfile, loadStudioProfile } from '../../src/studio/profile.js';
 import { referenceOf, startTestApp, type TestApp, tempDir, validInquiry } from '../helpers/app.js';
 
 let testApp: TestApp | undefined;
+
+/** `dir`, removed once the test has finished. */
+function removedAfter(dir: string): string {
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 afterEach(async () => {
   await testApp?.close();
   testApp = undefined;
@@ -19,7 +25,7 @@ describe('studio profile', () => {
   });
 
   it('is replaced by the file STUDIO_PROFILE names, and the confirmation says so', async () => {
-    const path = join(tempDir(), 'profile.json');
+    const path = join(removedAfter(tempDir()), 'profile.json');
     writeFileSync(path, JSON.stringify({ ...exampleStudioProfile, name: 'Harbour & Pine', responseTime: '2 business days' }));
     testApp = await startTestApp({ env: { STUDIO_PROFILE: path }, startWorker: false });
     const response = await testApp.app.inject({ method: 'POST', url: '/api/contact', payload: validInquiry() });
@@ -28,7 +34,7 @@ describe('studio profile', () => {
   });
 
   it('is refused with a message naming what is wrong', () => {
-    const path = join(tempDir(), 'profile.json');
+    const path = join(removedAfter(tempDir()), 'profile.json');
     writeFileSync(path, JSON.stringify({ ...exampleStudioProfile, services: [] }));
     expect(() => loadStudioProfile(path)).toThrow(/services/);
     writeFileSync(path, '{ not json');

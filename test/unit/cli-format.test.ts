@@ -3,7 +3,18 @@
 // dates --since takes, and the one line that says why the database or the output failed.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { csvField, deliverySummary, lastErrors, parseInstant, systemErrorText, table } from '../../src/cli/format.js';
+import {
+  csvField,
+  csvRecord,
+  deliveryCsvCell,
+  deliverySummary,
+  lastErrors,
+  parseInstant,
+  printable,
+  printableLine,
+  systemErrorText,
+  table,
+} from '../../src/cli/format.js';
 import { databaseErrorCause, schemaProblem, withoutPassword } from '../../src/cli/inbox.js';
 import type { DeliveryRecord } from '../../src/storage/store.js';
 
@@ -47,7 +58,46 @@ describe('delivery columns of `list`', () => {
   });
 });
 
+describe('text a visitor wrote, shown in a terminal', () => {
+  it('keeps to its line in a field of `show`: a line break cannot write what reads as another field', () => {
+    const forged = 'Ada\nEmail     evil@attacker.example\r\nCompany\t';
+    expect(printableLine(forged)).toBe('Ada\\u000aEmail     evil@attacker.example\\u000aCompany\\u0009');
+    expect(printableLine(forged)).not.toMatch(/[\n\r\t]/);
+    // A message keeps its lines.
+    expect(printable('Line one\nLine two')).toBe('Line one\nLine two');
+  });
+
+  it('shows every bidi control and line separator as its escape', () => {
+    for (const char of ['\u061c', '\u200e', '\u200f', '\u202e', '\u2066', '\u2069', '\u2028', '\u2029', '\u001b', '\u009b']) {
+      expect(printable(`a${char}b`)).toBe(`a\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}b`);
+    }
+  });
+
+  it('shortens a table cell by characters, never inside one, and aligns the columns by characters', () => {
+    const name = `ab${'\u{1F600}'.repeat(60)}`;
+    const lines = table(
+      ['NAME', 'NEXT'],
+      [
+        [name, 'x'],
+        ['Ada', 'y'],
+      ],
+    )
+      .trimEnd()
+      .split('\n');
+    const [, first = '', second = ''] = lines;
+    expect(first).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/); // no half of an emoji
+    expect([...(first.split('  ')[0] ?? '')]).toHaveLength(40);
+    expect([...first].indexOf('x')).toBe([...second].indexOf('y'));
+  });
+});
+
 describe('CSV fields of `export`', () => {
+  it('leave the deliveries cell empty for an inquiry without deliveries', () => {
+    expect(deliveryCsvCell([])).toBeNull();
+    expect(csvRecord(['INQ-AAAAA1', deliveryCsvCell([])])).toBe('INQ-AAAAA1,\r\n');
+    expect(deliveryCsvCell([delivery({})])).toBe('email:succeeded');
+  });
+
   it('quote any field a spreadsheet could split, on commas or on semicolons (the list separator in some locales)', () => {
     expect(csvField('x;=1+2;')).toBe('"x;=1+2;"');
     fc.assert(

@@ -1,6 +1,38 @@
 // loadConfig: defaults from CONTRACT.md, and one clear error naming the variable for each bad value.
+import fc from 'fast-check';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('TRUST_PROXY', () => {
+  it('accepts only what Fastify takes for its trustProxy (else the app failed to build, with a stack trace)', () => {
+    const octet = fc.integer({ min: 0, max: 255 });
+    const entry = fc.oneof(
+      fc.tuple(octet, octet, octet, octet).map((parts) => parts.join('.')),
+      fc.constantFrom('::1', 'fe80::', '::ffff:10.0.0.1', '2001:db8::', 'loopback', 'uniquelocal', 'not-an-address'),
+    );
+    const value = fc
+      .array(fc.tuple(entry, fc.option(fc.integer({ min: 0, max: 140 })), fc.boolean()), { minLength: 1, maxLength: 3 })
+      .map((entries) =>
+        entries
+          .map(([address, prefix, twice]) => (prefix === null ? address : `${address}/${prefix}${twice ? `/${prefix}` : ''}`))
+          .join(','),
+      );
+    fc.assert(
+      fc.property(value, (trustProxy) => {
+        let accepted: unknown;
+        try {
+          accepted = loadConfig({ TRUST_PROXY: trustProxy }).trustProxy;
+        } catch (error) {
+          expect(error).toBeInstanceOf(ConfigError);
+          return;
+        }
+        expect(() => Fastify({ trustProxy: accepted as string[] })).not.toThrow();
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -131,6 +163,15 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::/0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/8/8' }, 'TRUST_PROXY'],
+    [{ PORT: '0' }, 'PORT'],
+    [{ REDIS_URL: 'redis:foo' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'redis://' }, 'REDIS_URL'],
+    [{ SMTP_URL: 'smtp://', INQUIRY_TO: 'studio@example.com' }, 'SMTP_URL'],
+    [{ METRICS_TOKEN: 'pässwörd-pässwörd-1234' }, 'METRICS_TOKEN'],
+    [{ METRICS_TOKEN: 'a token with spaces in it' }, 'METRICS_TOKEN'],
     [{ DELIVERY_LEASE_SECONDS: 'two minutes' }, 'DELIVERY_LEASE_SECONDS'],
     [{ DELIVERY_LEASE_SECONDS: '4' }, 'DELIVERY_LEASE_SECONDS'],
     [{ DELIVERY_LEASE_SECONDS: '3601' }, 'DELIVERY_LEASE_SECONDS'],

@@ -16,9 +16,11 @@ export function countRequests(app: FastifyInstance, metrics: Metrics): void {
 }
 
 export async function metricsRoute(app: FastifyInstance, { metrics, token }: { metrics: Metrics; token: string }) {
-  const expected = Buffer.from(`Bearer ${token}`);
+  const expected = Buffer.from(token);
   app.get('/metrics', async (request, reply) => {
-    const given = Buffer.from(request.headers.authorization ?? '');
+    // RFC 9110 §11.1: the scheme is case-insensitive ("bearer" is Bearer).
+    const [, credentials = ''] = /^bearer +(.*)$/i.exec(request.headers.authorization ?? '') ?? [];
+    const given = Buffer.from(credentials);
     // Constant-time comparison: the token must not be guessable byte by byte from response times.
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       return sendProblem(
