@@ -107,12 +107,7 @@
         return;
       }
 
-      const data = {};
-      for (const field of fields) {
-        const value = sentValue(field);
-        if (value !== '' || field.control.required) data[field.name] = value;
-      }
-      const body = JSON.stringify(data);
+      const body = formBody();
       const key = unsettled?.body === body ? unsettled.key : newIdempotencyKey();
       unsettled = { body, key };
 
@@ -128,7 +123,7 @@
           credentials: 'same-origin',
           signal: controller.signal,
         });
-        await showAnswer(response);
+        await showAnswer(response, body);
       } catch {
         showStatus('error', `We could not reach our server. Check your connection and try again${orEmail()}.`);
       } finally {
@@ -137,8 +132,21 @@
       }
     });
 
-    /** @param {Response} response */
-    async function showAnswer(response) {
+    /** The JSON body the form's fields make now. */
+    function formBody() {
+      const data = {};
+      for (const field of fields) {
+        const value = sentValue(field);
+        if (value !== '' || field.control.required) data[field.name] = value;
+      }
+      return JSON.stringify(data);
+    }
+
+    /**
+     * @param {Response} response
+     * @param {string} sent the body that was sent
+     */
+    async function showAnswer(response, sent) {
       if (response.ok) {
         const confirmation = (await response.text()).trim();
         unsettled = null; // only once read: an answer cut off on the way is retried under the same key
@@ -154,9 +162,12 @@
           );
           return;
         }
-        form.reset();
-        for (const field of fields) field.showCount?.(field.control.value);
-        confirmed = true;
+        // What was typed while it was sending was not sent: it stays, to be sent as a new inquiry.
+        if (formBody() === sent) {
+          form.reset();
+          for (const field of fields) field.showCount?.(field.control.value);
+          confirmed = true;
+        }
         showStatus('success', confirmation);
         return;
       }

@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { REFERENCE_IN_TEXT, referenceOf, reserveBaseUrl, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, launched } from '../helpers/browser.js';
 import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
@@ -321,6 +321,25 @@ describe('the contact page', () => {
     await confirmation(page);
     expect(contactPosts(session)).toHaveLength(1);
     expect(await countInquiries()).toBe(before + 1);
+  });
+
+  it('keeps what was typed while the inquiry was sending: it was not sent, and the form is not emptied of it', async () => {
+    const session = await openPage();
+    const { page } = session;
+    await fillForm(page, { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', message: 'The first brief.' });
+    const release = await holdAnswers(page);
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    await page.getByRole('button', { name: 'Sending…' }).waitFor();
+    await page.getByLabel('Message').fill('A second thought, typed while the first was sending.');
+    release();
+    expect(await confirmation(page)).toMatch(/INQ-/);
+    expect(await page.getByLabel('Message').inputValue()).toBe('A second thought, typed while the first was sending.');
+    expect(await page.getByLabel('First name').inputValue()).toBe('Grace');
+    // Sent again, it is a new inquiry (a new body, so a new Idempotency-Key), not the confirmation again.
+    await page.getByRole('button', { name: 'Send inquiry' }).click();
+    await vi.waitUntil(() => contactPosts(session).length === 2, { timeout: 10_000, interval: 50 });
+    const [first, second] = contactPosts(session);
+    expect(second?.headers['idempotency-key']).not.toBe(first?.headers['idempotency-key']);
   });
 
   it('keeps the confirmation and its reference when the emptied form is sent again, and sends a new inquiry once typed', async () => {
