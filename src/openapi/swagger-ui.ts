@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
+import { notModified } from '../http/routes/website.js';
 import { securityHeaders } from '../http/security-headers.js';
 
 export const DOCS_PATH = '/docs';
@@ -44,8 +45,7 @@ export async function swaggerUiRoutes(app: FastifyInstance, { https }: { https: 
     const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
     app.get(path, async (request, reply) => {
       reply.header('content-security-policy', csp).header('cache-control', cacheControl).header('etag', etag);
-      const ifNoneMatch = request.headers['if-none-match'];
-      if (ifNoneMatch?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) return reply.code(304).send();
+      if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send();
       return reply.type(type).send(body);
     });
   };

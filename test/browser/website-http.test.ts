@@ -38,6 +38,10 @@ describe('GET /', () => {
     const again = await get('/', { 'if-none-match': etag });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
+    // RFC 9110 §13.1.2: "*" matches any current representation; another tag does not.
+    expect((await get('/', { 'if-none-match': '*' })).statusCode).toBe(304);
+    expect((await get('/', { 'if-none-match': '"other", W/"else"' })).statusCode).toBe(200);
+    expect((await get('/', { 'if-none-match': `"other", W/${etag}` })).statusCode).toBe(304);
   });
 
   it('has no inline script or style, and no address outside this service', async () => {

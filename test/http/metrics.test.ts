@@ -22,6 +22,8 @@ describe('GET /metrics', () => {
       const response = await testApp.app.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });
       expect(response.statusCode).toBe(401);
       expect(response.body).not.toContain('studio_inquiry_');
+      // RFC 6750 §3.1: credentials that were sent are said to be invalid; none sent, none said.
+      expect(response.headers['www-authenticate']).toBe(authorization === undefined ? 'Bearer' : 'Bearer error="invalid_token"');
     }
   });
 

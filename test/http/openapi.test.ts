@@ -310,11 +310,15 @@ describe('GET /docs', () => {
     expect(other.headers['content-security-policy']).not.toContain('unsafe-inline');
   });
 
-  it('answers 304 to a matching If-None-Match', async () => {
+  it('answers 304 to a matching If-None-Match, or to "*"', async () => {
     const first = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-ui.css' });
     const etag = String(first.headers.etag);
-    const again = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-ui.css', headers: { 'if-none-match': etag } });
-    expect(again.statusCode).toBe(304);
-    expect(again.body).toBe('');
+    for (const ifNoneMatch of [etag, '*', `"other", W/${etag}`]) {
+      const again = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-ui.css', headers: { 'if-none-match': ifNoneMatch } });
+      expect(again.statusCode, ifNoneMatch).toBe(304);
+      expect(again.body).toBe('');
+    }
+    const other = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-ui.css', headers: { 'if-none-match': '"other"' } });
+    expect(other.statusCode).toBe(200);
   });
 });

@@ -23,8 +23,10 @@ export async function metricsRoute(app: FastifyInstance, { metrics, token }: { m
     const given = Buffer.from(credentials);
     // Constant-time comparison: the token must not be guessable byte by byte from response times.
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      // RFC 6750 §3.1: a request that sent credentials is told they were not valid.
+      const challenge = request.headers.authorization === undefined ? 'Bearer' : 'Bearer error="invalid_token"';
       return sendProblem(
-        reply.header('www-authenticate', 'Bearer'),
+        reply.header('www-authenticate', challenge),
         problem(401, 'unauthorized', 'Send Authorization: Bearer <METRICS_TOKEN>.'),
       );
     }

@@ -78,9 +78,17 @@ function sha256(body: Buffer): string {
 /** Sends a fixed document with its validator; a matching If-None-Match answers 304 without a body. */
 function sendDocument(request: FastifyRequest, reply: FastifyReply, doc: Document, cacheControl: string): FastifyReply {
   reply.header('cache-control', cacheControl).header('etag', doc.etag);
-  const ifNoneMatch = request.headers['if-none-match'];
-  if (ifNoneMatch?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === doc.etag)) {
-    return reply.code(304).send();
-  }
+  if (notModified(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
   return reply.type(doc.type).send(doc.body);
+}
+
+/**
+ * RFC 9110 §13.1.2: whether a GET's If-None-Match fails for a representation with `etag`, so that
+ * it is answered 304: the header names that entity tag (compared weakly), or is `*` (any current
+ * representation; every document here has one).
+ */
+export function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
