@@ -14,20 +14,15 @@ import type { RateLimitConfig } from '../config.js';
 const MAX_TRACKED_ADDRESSES = 10_000;
 const REDIS_KEY_PREFIX = 'studio-inquiry:inquiries:';
 /**
- * Atomically: past the limit (ARGV[2]) count nothing and answer one more than it, otherwise INCR and
- * start the window where the key has none (its first use: not a count back at zero after a use
- * was given back, which is still the same window; nor a key left without one, by hand or a crash
- * of Redis between the two, which would refuse for ever); and say how long the window has left. A refused use is not
- * counted (as in memory), so that a use given back (REDIS_REFUND_SCRIPT) is free again however many
- * were refused meanwhile.
+ * Atomically: below the limit (ARGV[2]) INCR, past it count nothing and answer one more than it (a
+ * refused use is not counted, as in memory, so that a use given back by REDIS_REFUND_SCRIPT is free
+ * again however many were refused meanwhile); start the window where the key has none (its first
+ * use, not a count back at zero after a use was given back, which is still the same window; nor a
+ * key left without one, which would refuse for ever); and say how long the window has left.
  */
 const REDIS_WINDOW_SCRIPT = `
 local count = tonumber(redis.call('GET', KEYS[1]) or '0')
-if count >= tonumber(ARGV[2]) then
-  if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-  return {count + 1, redis.call('PTTL', KEYS[1])}
-end
-count = redis.call('INCR', KEYS[1])
+if count < tonumber(ARGV[2]) then count = redis.call('INCR', KEYS[1]) else count = count + 1 end
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {count, redis.call('PTTL', KEYS[1])}`;
 /**

@@ -29,8 +29,8 @@ export const MAX_BATCH_SIZE = 256;
  * and commit cost the service and the database as much processor time as several items do, and on
  * a loaded machine every transaction in flight adds to the contention. On PostgreSQL, with the
  * instances, the database and the load sharing 2 cores, this took one instance from 5,817 to 6,691
- * inquiries/s and two from 4,811 to 5,838/s (`npm run bench -- --postgres`; docs/benchmarks.md, "Where the
- * time goes").
+ * inquiries/s and two from 4,811 to 5,838/s (`npm run bench -- --postgres`; docs/benchmarks.md,
+ * "Where the time goes").
  */
 export const EXTRA_LANE_AT = 8;
 

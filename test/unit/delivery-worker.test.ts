@@ -28,6 +28,10 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 10
   }
 }
 
+/** Queues a claim code mail (a service message) for delivery now. */
+const queueCode = (store: Store, id: string) =>
+  store.outbox.enqueueMessage({ id, to: 'ada@example.com', subject: 'Your code', body: '123456' }, 'email', new Date());
+
 interface Outage {
   /**
    * While set, every transaction (so every attempt record) and every lease renewal fails as if the
@@ -89,7 +93,7 @@ async function setUp(leaseMs = LEASE_MS) {
     await store.close();
     await database.drop();
   });
-  await store.outbox.enqueueMessage({ id: 'message-1', to: 'ada@example.com', subject: 'Your code', body: '123456' }, 'email', new Date());
+  await queueCode(store, 'message-1');
   const succeeded = async () => (await store.outbox.countByStatus()).succeeded === 1;
   return { store, outage, sent, worker, succeeded };
 }
@@ -196,11 +200,7 @@ describe('delivery worker during a database outage', () => {
       await store.close();
       await database.drop();
     });
-    await store.outbox.enqueueMessage(
-      { id: 'message-2', to: 'ada@example.com', subject: 'Your code', body: '654321' },
-      'email',
-      new Date(),
-    );
+    await queueCode(store, 'message-2');
     await first.start();
     await until(() => sends.length === 1);
     await sleep(2 * LEASE_MS); // the first worker's lease runs out while its send hangs
@@ -268,11 +268,7 @@ describe('delivery worker with sends waiting for a connection of their channel',
       await database.drop();
     });
     for (let i = 1; i <= messages; i++) {
-      await store.outbox.enqueueMessage(
-        { id: `message-${i}`, to: 'ada@example.com', subject: 'Your code', body: '123456' },
-        'email',
-        new Date(),
-      );
+      await queueCode(store, `message-${i}`);
     }
     return { store, renewals, sent, worker, release: () => release() };
   }
@@ -335,11 +331,7 @@ describe('delivery worker with sends waiting for a connection of their channel',
       await store.close();
       await database.drop();
     });
-    await store.outbox.enqueueMessage(
-      { id: 'message-1', to: 'ada@example.com', subject: 'Your code', body: '123456' },
-      'email',
-      new Date(),
-    );
+    await queueCode(store, 'message-1');
     const starting = worker.start(); // waits for the leases to be released
     await worker.stop();
     releasing();

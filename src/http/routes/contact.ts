@@ -1,8 +1,7 @@
 // POST /api/contact (interface document §4.1): parse → a retry answered from a read, or the rate
 // limit → the inquiry service (an inquiry not stored gives its use of the limit back) → the
-// plain-text confirmation. Validation (of the body and the
-// Idempotency-Key) happens before the rate limiter, so mistakes a person corrects in the form do not
-// use up their allowance.
+// plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
+// limiter, so mistakes a person corrects in the form do not use up their allowance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
