@@ -141,8 +141,19 @@ export function sendProblemFor(request: FastifyRequest, reply: FastifyReply, val
   return isOAuthRoute(request) ? sendOAuthError(reply, value) : sendProblem(reply, value);
 }
 
+const pathOf = (request: FastifyRequest): string => request.url.split('?', 1)[0] ?? '';
+
 const notFound = (request: FastifyRequest) =>
-  problem(404, 'not_found', `There is no ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)} here.`);
+  problem(404, 'not_found', `There is no ${request.method} ${pathOf(request).slice(0, 200)} here.`);
+
+/** Handlers that answer a method with 405 at a path of their own: they do not make the method allowed there. */
+const refusals = new WeakSet<object>();
+
+/** Marks a route handler as a refusal (a 405 with a message of its own), for the routes' Allow lists. */
+export function refusal<T extends object>(handler: T): T {
+  refusals.add(handler);
+  return handler;
+}
 
 /** Answers an error: logged (as an error only when it is ours, a 5xx), then sent as a problem. */
 export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number): FastifyReply {
@@ -157,13 +168,32 @@ export function sendError(error: FastifyError, request: FastifyRequest, reply: F
   return sendProblemFor(request, reply, value);
 }
 
+/**
+ * Registers the error and not-found handlers. Routes registered after this are recorded by path, so
+ * that a method a path does not serve is answered 405 with the path's `Allow` list (RFC 9110
+ * §15.5.6), and only a path nothing is served at gets a 404.
+ */
 export function registerProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
+  const allowed = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    // Parametric and wildcard routes (the CORS preflight's OPTIONS *) name no one path.
+    if (/[:*]/.test(route.url) || refusals.has(route.handler)) return;
+    const methods = allowed.get(route.url) ?? new Set<string>();
+    for (const method of [route.method].flat()) methods.add(method);
+    if (methods.has('GET')) methods.add('HEAD');
+    allowed.set(route.url, methods);
+  });
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
+    const methods = allowed.get(pathOf(request));
+    if (methods === undefined) return sendProblemFor(request, reply, notFound(request));
+    const allow = [...methods].sort().join(', ');
+    const detail = `${request.method} is not served at ${pathOf(request)}; it answers ${allow}.`;
+    return sendProblemFor(request, reply.header('allow', allow), problem(405, 'method_not_allowed', detail));
+  };
   app.setErrorHandler((error: FastifyError, request, reply) =>
     // No route: the body was read (and refused) before the not-found handler would have run, but
-    // what is wrong is the address, whatever the body.
-    request.is404 && (error.statusCode ?? 500) < 500
-      ? sendProblemFor(request, reply, notFound(request))
-      : sendError(error, request, reply, bodyLimit),
+    // what is wrong is the address or the method, whatever the body.
+    request.is404 && (error.statusCode ?? 500) < 500 ? noRoute(request, reply) : sendError(error, request, reply, bodyLimit),
   );
-  app.setNotFoundHandler((request, reply) => sendProblemFor(request, reply, notFound(request)));
+  app.setNotFoundHandler(noRoute);
 }

@@ -46,6 +46,39 @@ describe('every response', () => {
     expect(empty.json()).toMatchObject({ status: 400, error: 'invalid_json', detail: 'The request body is empty; send a JSON object.' });
   });
 
+  it('answers a method a path does not serve with 405 and the methods it does, in the format of the path, whatever the body', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const cases = [
+      { method: 'POST', url: '/api/health', allow: 'GET, HEAD' },
+      { method: 'DELETE', url: '/.well-known/jwks.json', allow: 'GET, HEAD' },
+      { method: 'PUT', url: '/openapi.json?x=1', allow: 'GET, HEAD' },
+      { method: 'GET', url: '/agent/register', allow: 'POST' },
+      { method: 'TRACE', url: '/api/contact', allow: 'POST' },
+      { method: 'QUERY', url: '/mcp', allow: 'POST' },
+    ] as const;
+    for (const { method, url, allow } of cases) {
+      for (const payload of [undefined, '{"a":', 'x'.repeat(70 * 1024)]) {
+        const response = await testApp.app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload });
+        const path = url.split('?')[0];
+        expect(response.statusCode, `${method} ${url}`).toBe(405);
+        expect(response.headers.allow).toBe(allow);
+        expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+        expect(response.json()).toMatchObject({
+          status: 405,
+          error: 'method_not_allowed',
+          detail: `${method} is not served at ${path}; it answers ${allow}.`,
+        });
+      }
+    }
+    // /oauth/* answers in the OAuth error shape (RFC 6749 §5.2), as its other errors.
+    const token = await testApp.app.inject({ method: 'GET', url: '/oauth/token' });
+    expect(token.statusCode).toBe(405);
+    expect(token.headers.allow).toBe('POST');
+    expect(token.json()).toEqual({ error: 'method_not_allowed', error_description: 'GET is not served at /oauth/token; it answers POST.' });
+    // A path nothing is served at stays a 404, whatever the method.
+    expect((await testApp.app.inject({ method: 'TRACE', url: '/api' })).statusCode).toBe(404);
+  });
+
   /** What the app answers on one connection to `request`, written as is (the connection closed after). */
   async function rawExchange(request: string): Promise<{ head: string; payload: string }> {
     const socket: Socket = connect(Number(new URL(testApp.baseUrl).port), '127.0.0.1');

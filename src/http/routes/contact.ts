@@ -9,7 +9,7 @@ import { admitInquiry, type LimitRule, type LimitVerdict, type WindowLimiter } f
 import { inquirySchema } from '../../inquiries/schema.js';
 import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
-import { problem, sendProblem } from '../problems.js';
+import { problem, refusal, sendProblem } from '../problems.js';
 
 const CONTACT_PATH = '/api/contact';
 /** The methods answered 405 at CONTACT_PATH (and HEAD, as GET's); the OpenAPI document lists them. */
@@ -53,7 +53,7 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
 
   // RFC 9110 §15.5.6: another method is a 405 with `Allow: POST` (HEAD too, as GET's), not a 404.
   // Answered before any body is read, so whatever the body; an OPTIONS is the CORS preflight's.
-  const notAllowed = async (request: FastifyRequest, reply: FastifyReply) =>
+  const notAllowed = refusal(async (request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(
       reply.header('allow', 'POST'),
       problem(
@@ -61,7 +61,8 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
         'method_not_allowed',
         `Send an inquiry with POST ${CONTACT_PATH} and a JSON body; ${request.method} is not served here.`,
       ),
-    );
+    ),
+  );
   for (const method of NOT_ALLOWED) app.route({ method, url: CONTACT_PATH, onRequest: notAllowed, handler: notAllowed });
 }
 

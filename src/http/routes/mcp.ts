@@ -12,7 +12,7 @@ import type { InquiryService } from '../../inquiries/service.js';
 import { buildMcpServer, MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../mcp/server.js';
 import { TOOLS } from '../../mcp/tools.js';
 import type { StudioProfile } from '../../studio/profile.js';
-import { InvalidBodyError, problem, sendProblem } from '../problems.js';
+import { InvalidBodyError, problem, refusal, sendProblem } from '../problems.js';
 import { bearerClient } from './contact.js';
 
 /** An inquiry at its longest is ~11 KB; JSON-RPC framing and a batch of calls fit well within this. */
@@ -100,11 +100,12 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
 
   // Stateless: there is no stream to resume (GET), no session to end (DELETE) and nothing else to
   // do here. Answered before any body is read, so that a body of any kind gets this answer too.
-  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+  const notAllowed = refusal(async (_request: FastifyRequest, reply: FastifyReply) =>
     sendProblem(
       reply.header('allow', 'POST'),
       problem(405, 'method_not_allowed', 'This MCP server is stateless: send JSON-RPC with POST.'),
-    );
+    ),
+  );
   for (const method of ['GET', 'DELETE', 'PUT', 'PATCH'] as const) {
     app.route({ method, url: '/mcp', onRequest: [refuseForeignOrigin, notAllowed], handler: notAllowed });
   }
