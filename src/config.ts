@@ -31,7 +31,12 @@ export interface Config {
   readonly metricsToken: string | null;
   /** How long a claimed delivery stays with its instance before another may take it over. */
   readonly deliveryLeaseMs: number;
+  /** Settings that are valid but do less than they may seem to: logged as warnings at start-up. */
+  readonly warnings: readonly string[];
 }
+
+/** A character shown as its \u escape. */
+const escapeChar = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** A configuration value that cannot be used; its message is the one line printed at start-up. */
 export class ConfigError extends Error {
@@ -39,7 +44,9 @@ export class ConfigError extends Error {
     readonly variable: string,
     problem: string,
   ) {
-    super(`${variable}: ${problem}`);
+    // One line whatever the value it quotes: a line break (a value pasted with one) or another
+    // control character is shown escaped, so the message cannot print lines of its own.
+    super(`${variable}: ${problem}`.replace(/[\p{Cc}\u2028\u2029]/gu, escapeChar));
     this.name = 'ConfigError';
   }
 }
@@ -106,6 +113,17 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
     redisUrl: redisUrl === undefined ? null : parseServerUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
     deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
+    warnings: Object.freeze(
+      [
+        smtpUrl === undefined &&
+          webhookUrl === undefined &&
+          'no delivery channel is configured (set SMTP_URL and INQUIRY_TO, or WEBHOOK_URL): inquiries are stored in the inbox only; read them with `npm run inquiries -- list`',
+        smtpUrl === undefined && inquiryTo !== undefined && 'INQUIRY_TO is set but SMTP_URL is not: no email is sent',
+        smtpUrl === undefined && read('MAIL_FROM') !== undefined && 'MAIL_FROM is set but SMTP_URL is not: no email is sent',
+        webhookUrl !== undefined && webhookSecret === undefined && 'WEBHOOK_SECRET is not set: webhook requests are sent unsigned',
+        webhookUrl === undefined && webhookSecret !== undefined && 'WEBHOOK_SECRET is set but WEBHOOK_URL is not: no webhook is sent',
+      ].filter((warning) => warning !== false),
+    ),
   };
   return Object.freeze(config);
 }

@@ -32,14 +32,7 @@ async function main(): Promise<void> {
     process.stderr.write(`studio-inquiry: ${message}\n`);
     process.exit(1);
   }
-  if (services.channels.length === 0) {
-    logger.warn(
-      'no delivery channel is configured (set SMTP_URL and INQUIRY_TO, or WEBHOOK_URL): inquiries are stored in the inbox only; read them with `npm run inquiries -- list`',
-    );
-  }
-  if (config.webhook && !config.webhook.secret) {
-    logger.warn('WEBHOOK_SECRET is not set: webhook requests are sent unsigned');
-  }
+  for (const warning of config.warnings) logger.warn(warning);
 
   const app = await buildApp(appDeps({ config, logger, profile }, services));
   const connections = new ConnectionWatch(app.server);

@@ -55,6 +55,29 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('warns of settings that do less than they seem to: a channel half set up, none at all, an unsigned webhook', () => {
+    const smtp = { SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio@example.com' };
+    const webhook = { WEBHOOK_URL: 'https://hooks.example/inquiry', WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` };
+    const noChannel = expect.stringMatching(/^no delivery channel is configured/);
+    expect(loadConfig({ ...smtp, ...webhook }).warnings).toEqual([]);
+    expect(loadConfig({ ...smtp, MAIL_FROM: 'Studio <studio@example.com>' }).warnings).toEqual([]);
+    expect(loadConfig({}).warnings).toEqual([noChannel]);
+    expect(loadConfig({ INQUIRY_TO: 'studio@example.com', MAIL_FROM: 'Studio <studio@example.com>' }).warnings).toEqual([
+      noChannel,
+      'INQUIRY_TO is set but SMTP_URL is not: no email is sent',
+      'MAIL_FROM is set but SMTP_URL is not: no email is sent',
+    ]);
+    expect(loadConfig({ ...webhook, INQUIRY_TO: 'studio@example.com' }).warnings).toEqual([
+      'INQUIRY_TO is set but SMTP_URL is not: no email is sent',
+    ]);
+    expect(loadConfig({ ...smtp, WEBHOOK_URL: webhook.WEBHOOK_URL }).warnings).toEqual([
+      'WEBHOOK_SECRET is not set: webhook requests are sent unsigned',
+    ]);
+    expect(loadConfig({ ...smtp, WEBHOOK_SECRET: webhook.WEBHOOK_SECRET }).warnings).toEqual([
+      'WEBHOOK_SECRET is set but WEBHOOK_URL is not: no webhook is sent',
+    ]);
+  });
+
   it('derives PUBLIC_URL from PORT and drops a trailing slash', () => {
     expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
     expect(loadConfig({ PUBLIC_URL: 'https://studio.example/' }).publicUrl).toBe('https://studio.example');
@@ -176,6 +199,10 @@ describe('loadConfig', () => {
     [{ DELIVERY_LEASE_SECONDS: '4' }, 'DELIVERY_LEASE_SECONDS'],
     [{ DELIVERY_LEASE_SECONDS: '3601' }, 'DELIVERY_LEASE_SECONDS'],
     [{ DELIVERY_LEASE_SECONDS: '1.5' }, 'DELIVERY_LEASE_SECONDS'],
+    // A value pasted with a line break in it: the message stays one line.
+    [{ SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio@example.com\nBcc: x@evil.example' }, 'INQUIRY_TO'],
+    [{ MAIL_FROM: 'Studio\r\n<no-reply>' }, 'MAIL_FROM'],
+    [{ TRUST_PROXY: '10.0.0.1,loop\u2028back' }, 'TRUST_PROXY'],
   ])('rejects %o naming %s', (env, variable) => {
     let caught: unknown;
     try {
@@ -187,5 +214,27 @@ describe('loadConfig', () => {
     expect((caught as ConfigError).variable).toBe(variable);
     expect((caught as ConfigError).message.startsWith(`${variable}: `)).toBe(true);
     expect((caught as ConfigError).message).not.toContain('\n');
+  });
+
+  it('names the variable in one line for any value it refuses, whatever characters the value holds', () => {
+    const variables = ['PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'INQUIRY_TO', 'MAIL_FROM', 'WEBHOOK_URL', 'WEBHOOK_SECRET'];
+    const more = ['STUDIO_PROFILE', 'TRUSTED_ISSUERS', 'RATE_LIMIT_INQUIRIES', 'TRUST_PROXY', 'CORS_ORIGINS', 'LOG_LEVEL'];
+    const names = [...variables, ...more, 'REDIS_URL', 'SMTP_URL', 'METRICS_TOKEN', 'DELIVERY_LEASE_SECONDS'];
+    const piece = fc.oneof(fc.string(), fc.constantFrom('\n', '\r\n', '\u2028', '\u0085', '\u001b[2J', '"', '{"a\nb":1}', 'smtp://x'));
+    const value = fc.array(piece, { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.constantFrom(...names), value, (variable, text) => {
+        // SMTP_URL needs INQUIRY_TO (and the other way round) to get as far as the value.
+        const env = { SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio@example.com', [variable]: text };
+        try {
+          loadConfig(env);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ConfigError);
+          expect((error as ConfigError).message.startsWith(`${(error as ConfigError).variable}: `)).toBe(true);
+          expect((error as ConfigError).message).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+        }
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
