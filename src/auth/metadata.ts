@@ -31,7 +31,7 @@ export function protectedResourceMetadata(urls: AuthUrls, profile: StudioProfile
 export interface AuthFeatures {
   /** SMTP is configured: verified_email registration and claims (a code is mailed). */
   readonly emailEnabled: boolean;
-  /** TRUSTED_ISSUERS names at least one issuer: ID-JAGs can be redeemed. */
+  /** TRUSTED_ISSUERS names at least one issuer: an ID-JAG can be redeemed (/auth.md says whether). */
   readonly idJagEnabled: boolean;
 }
 
@@ -43,14 +43,16 @@ export const authFeatures = (config: Pick<Config, 'smtp' | 'trustedIssuers'>): A
 /**
  * RFC 8414 §2. Only what exists is advertised (there is no authorization endpoint: agents use the
  * assertion grants), and no array is empty (RFC 8414 §3.2). Unknown members such as `agent_auth`
- * are ignored by clients that do not know them (§2). ID-JAG is offered only where an issuer is
- * trusted, verified_email only where mail can be sent, and identity_assertion only where one of
- * the two is. `claim_uri` stays: scanners count a method complete with it, and a deployment without
+ * are ignored by clients that do not know them (§2). Both identity types of the interface document
+ * (§2.5) are always offered. ID-JAG always is: which issuers are trusted is configuration, and an
+ * ID-JAG of an issuer not in TRUSTED_ISSUERS (of any, where it is unset) is answered
+ * `issuer_not_enabled` (design/agent-auth.md §1). verified_email is offered only where a code can
+ * be mailed. `claim_uri` stays: scanners count a method complete with it, and a deployment without
  * mail simply issues no claim tokens.
  */
-export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled, idJagEnabled }: AuthFeatures) {
+export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled }: Pick<AuthFeatures, 'emailEnabled'>) {
   const credentialTypes = [TOKEN_TYPE_JWT];
-  const assertionTypes = [...(idJagEnabled ? [TOKEN_TYPE_ID_JAG] : []), ...(emailEnabled ? ['verified_email'] : [])];
+  const assertionTypes = [TOKEN_TYPE_ID_JAG, ...(emailEnabled ? ['verified_email'] : [])];
   return {
     issuer: urls.issuer,
     token_endpoint: urls.tokenEndpoint,
@@ -60,7 +62,7 @@ export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled, idJa
     token_endpoint_auth_methods_supported: ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: [...SCOPES_SUPPORTED],
-    ...(idJagEnabled && { authorization_grant_profiles_supported: [GRANT_PROFILE_ID_JAG] }),
+    authorization_grant_profiles_supported: [GRANT_PROFILE_ID_JAG],
     service_documentation: urls.authMd,
     agent_auth: {
       skill: urls.authMd,
@@ -69,11 +71,9 @@ export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled, idJa
       claim_uri: urls.claimUri,
       claim_endpoint: urls.claimUri,
       revocation_uri: urls.revocationEndpoint,
-      identity_types_supported: assertionTypes.length > 0 ? ['anonymous', 'identity_assertion'] : ['anonymous'],
+      identity_types_supported: ['anonymous', 'identity_assertion'],
       anonymous: { credential_types_supported: credentialTypes },
-      ...(assertionTypes.length > 0 && {
-        identity_assertion: { assertion_types_supported: assertionTypes, credential_types_supported: credentialTypes },
-      }),
+      identity_assertion: { assertion_types_supported: assertionTypes, credential_types_supported: credentialTypes },
     },
   };
 }

@@ -25,9 +25,8 @@ const agentAuthSchema = {
   type: 'object',
   description:
     'The `agent_auth` block of the auth.md agentic-registration proposal (with the later endpoint names as aliases). ' +
-    '`identity_assertion` is there exactly where `identity_types_supported` lists it: where SMTP_URL or TRUSTED_ISSUERS is set. ' +
-    'A deployment with neither offers `anonymous` only.',
-  required: ['skill', 'register_uri', 'claim_uri', 'revocation_uri', 'identity_types_supported', 'anonymous'],
+    'Both identity types of the interface are offered in every deployment; which assertion types, `identity_assertion` says.',
+  required: ['skill', 'register_uri', 'claim_uri', 'revocation_uri', 'identity_types_supported', 'anonymous', 'identity_assertion'],
   properties: {
     skill: { ...uri, description: 'Where auth.md is.' },
     register_uri: uri,
@@ -35,29 +34,28 @@ const agentAuthSchema = {
     claim_uri: uri,
     claim_endpoint: uri,
     revocation_uri: uri,
-    identity_types_supported: { type: 'array', items: { enum: ['anonymous', 'identity_assertion'] }, minItems: 1 },
+    identity_types_supported: {
+      type: 'array',
+      items: { enum: ['anonymous', 'identity_assertion'] },
+      allOf: [{ contains: { const: 'anonymous' } }, { contains: { const: 'identity_assertion' } }],
+    },
     anonymous: { type: 'object', required: ['credential_types_supported'], properties: { credential_types_supported: strings } },
     identity_assertion: {
       type: 'object',
-      description: 'Present exactly where `identity_types_supported` lists `identity_assertion`.',
       required: ['assertion_types_supported', 'credential_types_supported'],
       properties: {
         assertion_types_supported: {
           type: 'array',
           minItems: 1,
           items: { enum: ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'] },
+          contains: { const: 'urn:ietf:params:oauth:token-type:id-jag' },
           description:
-            'The id-jag type only where TRUSTED_ISSUERS names an issuer; `verified_email` only where the service can send email (SMTP_URL is set).',
+            'The id-jag type always (an ID-JAG whose issuer is not in TRUSTED_ISSUERS is answered `issuer_not_enabled`); `verified_email` only where the service can send email (SMTP_URL is set).',
         },
         credential_types_supported: strings,
       },
     },
   },
-  // Only what exists is advertised (authorizationServerMetadata): the block goes with its identity type.
-  if: { properties: { identity_types_supported: { contains: { const: 'identity_assertion' } } } },
-  // biome-ignore lint/suspicious/noThenProperty: the JSON Schema keyword; an object, not a function, so no thenable
-  then: { required: ['identity_assertion'], properties: { identity_assertion: { description: 'Required: the type is offered.' } } },
-  else: { properties: { identity_assertion: false } },
 } as const;
 
 const authorizationServerSchema = {

@@ -38,11 +38,15 @@ describe('authorization server metadata', () => {
       register_uri: `${base}/agent/register`,
       claim_uri: `${base}/agent/claim`,
       revocation_uri: `${base}/oauth/revoke`,
-      // No SMTP and no trusted issuer here: neither verified_email (a mailed code) nor ID-JAG is offered.
-      identity_types_supported: ['anonymous'],
+      // Both identity types of the interface document (§2.5), in every deployment. No SMTP and no
+      // trusted issuer here: no verified_email (a mailed code), and ID-JAGs answer issuer_not_enabled.
+      identity_types_supported: ['anonymous', 'identity_assertion'],
+      identity_assertion: {
+        assertion_types_supported: ['urn:ietf:params:oauth:token-type:id-jag'],
+        credential_types_supported: ['urn:ietf:params:oauth:token-type:jwt'],
+      },
     });
-    expect(as.agent_auth).not.toHaveProperty('identity_assertion');
-    expect(as).not.toHaveProperty('authorization_grant_profiles_supported');
+    expect(as.authorization_grant_profiles_supported).toEqual(['urn:ietf:params:oauth:grant-profile:id-jag']);
   });
 
   it.each([
@@ -51,7 +55,11 @@ describe('authorization server metadata', () => {
       { TRUSTED_ISSUERS: '{"https://idp.example":"https://idp.example/jwks.json"}' },
       ['urn:ietf:params:oauth:token-type:id-jag'],
     ],
-    ['mail', { SMTP_URL: 'smtp://127.0.0.1:2525', INQUIRY_TO: 'studio@example.com' }, ['verified_email']],
+    [
+      'mail',
+      { SMTP_URL: 'smtp://127.0.0.1:2525', INQUIRY_TO: 'studio@example.com' },
+      ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'],
+    ],
     [
       'both',
       {
@@ -61,7 +69,7 @@ describe('authorization server metadata', () => {
       },
       ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'],
     ],
-  ])('offers identity assertions with %s, and only the types that work', async (_case, env, types) => {
+  ])('offers identity assertions with %s: verified_email only where a code can be mailed', async (_case, env, types) => {
     const other = await startTestApp({ env: { PUBLIC_URL: 'https://studio.example', ...env }, startWorker: false });
     try {
       const as = (await other.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' })).json();
@@ -69,9 +77,7 @@ describe('authorization server metadata', () => {
         identity_types_supported: ['anonymous', 'identity_assertion'],
         identity_assertion: { assertion_types_supported: types },
       });
-      expect(as.authorization_grant_profiles_supported).toEqual(
-        types.includes('verified_email') && types.length === 1 ? undefined : ['urn:ietf:params:oauth:grant-profile:id-jag'],
-      );
+      expect(as.authorization_grant_profiles_supported).toEqual(['urn:ietf:params:oauth:grant-profile:id-jag']);
     } finally {
       await other.close();
     }
