@@ -43,7 +43,16 @@ function documentGet(
   };
 }
 
-/** GET /<prefix>/{file} of a fixed set of files, each with its media type. */
+/** The content version a page links its files with (?v=<hash>). */
+const VERSION_PARAMETER = {
+  name: 'v',
+  in: 'query',
+  required: false,
+  description: 'The content version the page links with: such a URL is cached for a year, any other for an hour.',
+  schema: text,
+};
+
+/** GET /<prefix>/{file} of a fixed set of files, each with its media type, linked by their page with ?v=. */
 function filesGet(operationId: string, summary: string, tag: string, files: Record<string, string>): Operation {
   const names = Object.keys(files);
   const content: Record<string, Json> = {};
@@ -53,7 +62,11 @@ function filesGet(operationId: string, summary: string, tag: string, files: Reco
     summary,
     description: `One of: ${names.join(', ')}.`,
     tags: [tag],
-    parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string', enum: names } }, parameterRef('If-None-Match')],
+    parameters: [
+      { name: 'file', in: 'path', required: true, schema: { type: 'string', enum: names } },
+      VERSION_PARAMETER,
+      parameterRef('If-None-Match'),
+    ],
     responses: {
       200: { description: 'The file.', headers: CACHED, content },
       304: NOT_MODIFIED,
@@ -67,17 +80,6 @@ function filesGet(operationId: string, summary: string, tag: string, files: Reco
 export function siteArea({ config }: AreaContext): Area {
   const base = config.publicUrl;
   const docsFiles = Object.fromEntries(Object.entries(DOCS_ASSETS).map(([name, asset]) => [name, asset.type]));
-  const websiteAssets = filesGet('getWebsiteAsset', 'A file of the contact page', 'Website', ASSET_FILES);
-  websiteAssets.parameters = [
-    ...(websiteAssets.parameters as Json[]),
-    {
-      name: 'v',
-      in: 'query',
-      required: false,
-      description: 'The content version the page links with: such a URL is cached for a year.',
-      schema: text,
-    },
-  ];
   return {
     paths: {
       '/openapi.json': {
@@ -156,7 +158,7 @@ export function siteArea({ config }: AreaContext): Area {
           { ...CACHED, 'Access-Control-Allow-Origin': headerRef('Access-Control-Allow-Origin') },
         ),
       },
-      '/assets/{file}': { get: websiteAssets },
+      '/assets/{file}': { get: filesGet('getWebsiteAsset', 'A file of the contact page', 'Website', ASSET_FILES) },
     },
     schemas: {},
   };

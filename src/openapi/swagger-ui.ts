@@ -1,11 +1,10 @@
 // GET /docs: the interactive API reference, Swagger UI from the swagger-ui-dist package rendering
 // /openapi.json. Its files are read once at registration from node_modules (and the page and its
 // init script from src/openapi/docs/), and served under /docs/… from this origin: no CDN.
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import { notModified } from '../http/routes/website.js';
+import { document, PAGE_CACHE, sendDocument, sendVersionedAsset, type VersionedAsset, versionedAsset } from '../http/routes/website.js';
 import { securityHeaders } from '../http/security-headers.js';
 
 export const DOCS_PATH = '/docs';
@@ -24,10 +23,6 @@ export const DOCS_ASSETS = {
   'favicon-16x16.png': { type: 'image/png', source: () => fromPackage('favicon-16x16.png') },
 } as const;
 
-/** Swagger UI's files change only with the package version: cached for a day, revalidated by ETag. */
-const ASSET_CACHE = 'public, max-age=86400';
-const PAGE_CACHE = 'public, max-age=300';
-
 /**
  * The service's strict CSP with one exception for /docs only: Swagger UI (React) sets inline
  * `style` attributes on its elements, which `style-src 'self'` blocks, so style-src also allows
@@ -39,21 +34,27 @@ export function docsContentSecurityPolicy(https: boolean): string {
   return policy.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'");
 }
 
+/**
+ * The page and its files, served like the contact page's: the page links each file with
+ * ?v=<content hash>, so a page fresh from the server never runs a file cached from another release.
+ */
 export async function swaggerUiRoutes(app: FastifyInstance, { https }: { https: boolean }) {
   const csp = docsContentSecurityPolicy(https);
-  const serve = (path: string, body: Buffer, type: string, cacheControl: string) => {
-    const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
-    app.get(path, async (request, reply) => {
-      reply.header('content-security-policy', csp).header('cache-control', cacheControl).header('etag', etag);
-      if (notModified(request.headers['if-none-match'], etag)) return reply.code(304).send();
-      return reply.type(type).send(body);
-    });
-  };
-  serve(DOCS_PATH, await readFile(fromPage('index.html')), 'text/html; charset=utf-8', PAGE_CACHE);
+  const assets = new Map<string, VersionedAsset>();
+  for (const [file, asset] of Object.entries(DOCS_ASSETS)) assets.set(file, versionedAsset(await readFile(asset.source()), asset.type));
+  const html = (await readFile(fromPage('index.html'), 'utf8')).replace(/"docs\/([\w.-]+)"/g, (_link, file: string) => {
+    const asset = assets.get(file);
+    if (asset === undefined) throw new Error(`the /docs page links docs/${file}, which is not one of its files`);
+    return `"docs/${file}?v=${asset.version}"`;
+  });
+  const page = document(html, 'text/html; charset=utf-8');
+  app.get(DOCS_PATH, async (request, reply) => sendDocument(request, reply.header('content-security-policy', csp), page, PAGE_CACHE));
   // The page names its files relative to itself (docs/…, so that a PUBLIC_URL path holds): under
   // /docs/ they would be looked for in /docs/docs/. Relative too, this redirect holds under a path.
   app.get(`${DOCS_PATH}/`, async (_request, reply) => reply.code(301).header('location', `..${DOCS_PATH}`).send());
-  for (const [file, asset] of Object.entries(DOCS_ASSETS)) {
-    serve(`${DOCS_PATH}/${file}`, await readFile(asset.source()), asset.type, ASSET_CACHE);
+  for (const [file, asset] of assets) {
+    app.get(`${DOCS_PATH}/${file}`, async (request, reply) =>
+      sendVersionedAsset(request, reply.header('content-security-policy', csp), asset),
+    );
   }
 }

@@ -1,6 +1,7 @@
 // GET /openapi.json and GET /docs: the document is valid OpenAPI 3.1, is built from the very schema
 // objects the routes validate with, describes every route the app registers (and nothing else), and
 // the interactive reference serves only its own files, under a CSP that relaxes styles alone.
+import { createHash } from 'node:crypto';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -286,13 +287,24 @@ describe('GET /docs', () => {
     // No inline script: every <script> has a src.
     expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     const assets = [...page.body.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+)"/g)].map((match) => match[1] as string);
-    // Relative to the page, so that they hold under a proxy's path too (README, "Several instances").
-    expect(assets).toEqual(expect.arrayContaining(['docs/swagger-ui.css', 'docs/swagger-ui-bundle.js', 'docs/swagger-init.js']));
+    // Relative to the page, so that they hold under a proxy's path too (README, "Several instances"),
+    // and each with the hash of its content: a page fresh from the server never runs a file
+    // cached from another release.
+    const files = assets.map((asset) => asset.replace(/\?v=[0-9a-f]{12}$/, ''));
+    expect(files).toEqual(expect.arrayContaining(['docs/swagger-ui.css', 'docs/swagger-ui-bundle.js', 'docs/swagger-init.js']));
+    expect(page.headers['cache-control']).toBe('public, max-age=300');
     for (const asset of assets) {
-      expect(asset, 'a file of this page, from this origin').toMatch(/^docs\/[\w.-]+$/);
-      const response = await testApp.app.inject({ method: 'GET', url: new URL(asset, 'http://host/docs').pathname });
+      expect(asset, 'a file of this page, from this origin').toMatch(/^docs\/[\w.-]+\?v=[0-9a-f]{12}$/);
+      const response = await testApp.app.inject({ method: 'GET', url: `/${asset}` });
       expect(response.statusCode, asset).toBe(200);
       expect(response.rawPayload.length, asset).toBeGreaterThan(0);
+      expect(asset.endsWith(createHash('sha256').update(response.rawPayload).digest('hex').slice(0, 12)), asset).toBe(true);
+      expect(response.headers['cache-control'], asset).toBe('public, max-age=31536000, immutable');
+      for (const other of [asset.replace(/\?.*/, ''), asset.replace(/v=.*/, 'v=000000000000')]) {
+        const unversioned = await testApp.app.inject({ method: 'GET', url: `/${other}` });
+        expect(unversioned.statusCode, other).toBe(200);
+        expect(unversioned.headers['cache-control'], other).toBe('public, max-age=3600');
+      }
     }
     const init = await testApp.app.inject({ method: 'GET', url: '/docs/swagger-init.js' });
     expect(init.headers['content-type']).toBe('text/javascript; charset=utf-8');

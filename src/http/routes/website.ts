@@ -13,11 +13,11 @@ import { llmsTxt, robotsTxt } from '../../web/texts.js';
 const WEB_DIR = new URL('../../web/', import.meta.url);
 
 /** Assets are linked with ?v=<content hash>: such a URL never changes content, so it is cached for a year. */
-const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
+export const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
 /** The same asset without (or with an old) version: kept for an hour. */
-const ASSET_CACHE = 'public, max-age=3600';
+export const ASSET_CACHE = 'public, max-age=3600';
 /** The page and the text files change only with a deploy or a new profile. */
-const PAGE_CACHE = 'public, max-age=300';
+export const PAGE_CACHE = 'public, max-age=300';
 const TEXT_CACHE = 'public, max-age=3600';
 
 export const ASSET_FILES = {
@@ -26,11 +26,16 @@ export const ASSET_FILES = {
   'favicon.svg': 'image/svg+xml; charset=utf-8',
 } as const;
 
-interface Document {
+export interface Document {
   readonly body: Buffer;
   readonly type: string;
   /** Strong validator: a hash of the body. */
   readonly etag: string;
+}
+
+/** A file served at a fixed URL and linked as URL?v=<version>, the version a hash of its content. */
+export interface VersionedAsset extends Document {
+  readonly version: string;
 }
 
 export interface WebsiteRouteOptions {
@@ -39,12 +44,8 @@ export interface WebsiteRouteOptions {
 }
 
 export async function websiteRoutes(app: FastifyInstance, { config, profile }: WebsiteRouteOptions) {
-  const assets = new Map<string, Document & { readonly version: string }>();
-  for (const [file, type] of Object.entries(ASSET_FILES)) {
-    const body = await readFile(new URL(file, WEB_DIR));
-    const hash = sha256(body);
-    assets.set(file, { body, type, etag: `"${hash.slice(0, 32)}"`, version: hash.slice(0, 12) });
-  }
+  const assets = new Map<string, VersionedAsset>();
+  for (const [file, type] of Object.entries(ASSET_FILES)) assets.set(file, versionedAsset(await readFile(new URL(file, WEB_DIR)), type));
   const root = basePath(config.publicUrl);
   const assetUrl = (file: keyof typeof ASSET_FILES) => `${root}/assets/${file}?v=${assets.get(file)?.version}`;
 
@@ -59,16 +60,22 @@ export async function websiteRoutes(app: FastifyInstance, { config, profile }: W
   app.get('/robots.txt', async (request, reply) => sendDocument(request, reply, robots, TEXT_CACHE));
   // Agents running in browsers read it from other origins, like /auth.md and the discovery documents.
   app.get('/llms.txt', async (request, reply) => sendDocument(request, reply.header('access-control-allow-origin', '*'), llms, TEXT_CACHE));
-  for (const [file, asset] of assets) {
-    app.get(`/assets/${file}`, async (request: FastifyRequest<{ Querystring: { v?: string } }>, reply) =>
-      sendDocument(request, reply, asset, request.query.v === asset.version ? VERSIONED_ASSET_CACHE : ASSET_CACHE),
-    );
-  }
+  for (const [file, asset] of assets) app.get(`/assets/${file}`, async (request, reply) => sendVersionedAsset(request, reply, asset));
 }
 
-function document(text: string, type: string): Document {
-  const body = Buffer.from(text, 'utf8');
+export function document(content: string | Buffer, type: string): Document {
+  const body = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   return { body, type, etag: `"${sha256(body).slice(0, 32)}"` };
+}
+
+export function versionedAsset(body: Buffer, type: string): VersionedAsset {
+  return { ...document(body, type), version: sha256(body).slice(0, 12) };
+}
+
+/** An asset asked for with its current version is cached for a year; without it (or with an old one), for an hour. */
+export function sendVersionedAsset(request: FastifyRequest, reply: FastifyReply, asset: VersionedAsset): FastifyReply {
+  const { v } = request.query as { v?: unknown };
+  return sendDocument(request, reply, asset, v === asset.version ? VERSIONED_ASSET_CACHE : ASSET_CACHE);
 }
 
 function sha256(body: Buffer): string {
@@ -76,7 +83,7 @@ function sha256(body: Buffer): string {
 }
 
 /** Sends a fixed document with its validator; a matching If-None-Match answers 304 without a body. */
-function sendDocument(request: FastifyRequest, reply: FastifyReply, doc: Document, cacheControl: string): FastifyReply {
+export function sendDocument(request: FastifyRequest, reply: FastifyReply, doc: Document, cacheControl: string): FastifyReply {
   reply.header('cache-control', cacheControl).header('etag', doc.etag);
   if (notModified(request.headers['if-none-match'], doc.etag)) return reply.code(304).send();
   return reply.type(doc.type).send(doc.body);
