@@ -4,7 +4,7 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { normaliseReference } from '../inquiries/reference.js';
+import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
 import type { DeliveryRecord, InquiryRecord, Store } from '../storage/store.js';
 import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
 
@@ -51,7 +51,11 @@ function onlyReference(positionals: readonly string[], required: boolean): strin
   if (positionals.length > 1) throw new UsageError(`expected one reference, got: ${positionals.join(' ')}`);
   const [reference] = positionals;
   if (reference === undefined && required) throw new UsageError('missing the inquiry reference, e.g. INQ-7K2M9Q');
-  return reference === undefined ? undefined : normaliseReference(reference);
+  if (reference === undefined) return undefined;
+  const normalised = normaliseReference(reference);
+  // No inquiry could have it: a mistyped argument, not a reference that was never given out.
+  if (!REFERENCE_PATTERN.test(normalised)) throw new UsageError(`"${reference}" is not an inquiry reference such as INQ-7K2M9Q`);
+  return normalised;
 }
 
 /** An inquiry with its deliveries: the shape of `list --json` and `export --format json`. */

@@ -209,11 +209,23 @@ describe('studio-inquiry CLI', () => {
     expect(json.deliveries[0].history).toMatchObject([{ attempt: 1, outcome: 'failed', error: 'webhook answered HTTP 400' }]);
   });
 
-  it('exits 1 with a message for an unknown reference', async () => {
+  it('exits 1 with a message for an unknown reference, and 2 for an argument that is no reference', async () => {
     const run = await cli(['show', 'INQ-000000']);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe('studio-inquiry: no inquiry INQ-000000\n');
+    // Typed as a person would (lower case, no prefix, O for 0): the same reference.
+    expect((await cli(['show', 'ooOooo'])).stderr).toBe('studio-inquiry: no inquiry INQ-000000\n');
+    for (const [command, argument] of [
+      ['show', 'foo'],
+      ['show', 'INQ-0000000'],
+      ['requeue', 'INQ-00U000'],
+    ]) {
+      const usage = await cli([command as string, argument as string]);
+      expect(usage.code, argument).toBe(2);
+      expect(usage.stdout).toBe('');
+      expect(usage.stderr).toContain(`"${argument}" is not an inquiry reference such as INQ-7K2M9Q`);
+    }
   });
 
   it('exports CSV that reads back to the stored values, with formulas neutralised', async () => {
