@@ -92,7 +92,7 @@ export function renderContactPage(profile: StudioProfile, publicUrl: string, ass
 <script src="${e(assets.js)}"></script>
 </head>
 <body>
-<a class="skip-link" href="#inquiry">Skip to the inquiry form</a>
+<a class="skip-link" href="#inquiry">Skip to contact</a>
 <header class="site-header">
 <div class="container site-header__inner">
 <span class="site-header__name">${name}</span>
@@ -122,7 +122,7 @@ ${FIELDS.map(renderField).join('\n')}
 <button type="submit" class="button"><span class="button__label">Send inquiry</span></button>
 </div>
 </form>
-<div id="form-status" class="status" role="status" aria-live="polite" tabindex="-1"></div>
+<div id="form-status" class="status" role="status" aria-live="polite"></div>
 </section>
 <section class="services" aria-labelledby="services-title">
 <h2 id="services-title">Services</h2>

@@ -93,7 +93,7 @@
       event.preventDefault();
       if (busy) return; // a second click or Enter while sending: the first request is on its way
       if (confirmed) {
-        status.focus(); // the emptied form sent again: the confirmation stays, and is read out again
+        announceAgain(); // the emptied form sent again: the confirmation stays, and is said again
         return;
       }
       clearErrors();
@@ -226,7 +226,7 @@
     /** @param {{ field: (typeof fields)[number], detail: string }[]} errors */
     function showFieldErrors(errors) {
       for (const { field, detail } of errors) setFieldError(field, detail);
-      showStatus('error', summaryText(errors.length), false);
+      showStatus('error', summaryText(errors.length));
       summarised = true;
       // The first field in the form's order, not in the server's.
       const first = fields.find((field) => errors.some((error) => error.field === field));
@@ -241,9 +241,9 @@
       field.error.textContent = `${field.label} ${detail}.`;
       field.error.hidden = false;
       field.control.setAttribute('aria-invalid', 'true');
-      const describedBy = (field.control.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean);
-      if (!describedBy.includes(field.error.id)) describedBy.push(field.error.id);
-      field.control.setAttribute('aria-describedby', describedBy.join(' '));
+      // First: read before the field's hint and count, which can be long.
+      const describedBy = (field.control.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id && id !== field.error.id);
+      field.control.setAttribute('aria-describedby', [field.error.id, ...describedBy].join(' '));
     }
 
     /**
@@ -286,15 +286,25 @@
     }
 
     /**
+     * Shows a message in the status region, a polite live region: screen readers say it without
+     * focus moving there (WCAG 4.1.3), so focus stays where the person was, and nothing is read
+     * twice, as a focused live region can be.
      * @param {'success' | 'notice' | 'error' | 'pending'} kind
      * @param {string} text
-     * @param {boolean} [focus] move focus to the message (the form may just have been emptied)
      */
-    function showStatus(kind, text, focus = true) {
+    function showStatus(kind, text) {
       status.className = `status status--${kind}`;
       status.textContent = text;
       summarised = false;
-      if (focus) status.focus();
+    }
+
+    /**
+     * Says the status again: a live region speaks only a change, so a no-break space is added to
+     * its text, or taken off (nothing that shows, nothing that flickers).
+     */
+    function announceAgain() {
+      const text = status.textContent ?? '';
+      status.textContent = text.endsWith('\u00a0') ? text.slice(0, -1) : `${text}\u00a0`;
     }
 
     /** @param {boolean} on */
@@ -308,7 +318,7 @@
       buttonLabel.textContent = on ? 'Sending…' : idleLabel;
       // Announced from the status region, which is outside the form: a screen reader may hold back
       // what changes inside an aria-busy element until it is no longer busy.
-      if (on) showStatus('pending', 'Sending your inquiry…', false);
+      if (on) showStatus('pending', 'Sending your inquiry…');
     }
 
     /** @param {string} [lead] */

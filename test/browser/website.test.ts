@@ -265,8 +265,15 @@ describe('the contact page', () => {
       expect(await page.locator(`#${id}-error`).textContent()).toBe(`${label} is required.`);
     }
     expect(await page.locator('#company').getAttribute('aria-invalid')).toBeNull();
-    // The message keeps its hint and its count and gains the error.
-    expect(await page.locator('#message').getAttribute('aria-describedby')).toBe('message-hint message-count message-error');
+    // A flagged field keeps its error border under the pointer (firstName, focused, has the focus colour).
+    const borderOf = (id: string) => page.evaluate<string>(`getComputedStyle(document.getElementById('${id}')).borderColor`);
+    const flagged = await borderOf('email');
+    await page.locator('#lastName').hover();
+    expect(await borderOf('lastName')).toBe(flagged);
+    await page.locator('#company').hover();
+    expect(await borderOf('company')).not.toBe(flagged);
+    // The message gains the error first (read before its hint and count) and keeps them.
+    expect(await page.locator('#message').getAttribute('aria-describedby')).toBe('message-error message-hint message-count');
     expect((await activeElement(page)).id).toBe('firstName');
     expect(contactPosts(session)).toHaveLength(0);
   });
@@ -275,7 +282,7 @@ describe('the contact page', () => {
     const { page } = await openPage();
     const before = await countInquiries();
     await page.keyboard.press('Tab');
-    expect(await activeElement(page)).toMatchObject({ tag: 'A', text: 'Skip to the inquiry form' });
+    expect(await activeElement(page)).toMatchObject({ tag: 'A', text: 'Skip to contact' });
     await page.keyboard.press('Enter');
     const entries: [string, string][] = [
       ['firstName', 'Alan'],
@@ -298,8 +305,9 @@ describe('the contact page', () => {
     await page.keyboard.press('Enter');
     const text = await confirmation(page);
     const reference = referenceOf(text);
-    // Focus moves to the confirmation (the form it was in has been emptied).
-    expect((await activeElement(page)).id).toBe('form-status');
+    // Said from the live region (WCAG 4.1.3); focus stays on the button, and the region takes none.
+    expect(await activeElement(page)).toMatchObject({ tag: 'BUTTON', text: 'Send inquiry' });
+    expect(await page.locator('#form-status').getAttribute('tabindex')).toBeNull();
     const stored = (await testApp.services.store.inquiries.list({ limit: 10 })).find((inquiry) => inquiry.reference === reference);
     expect(stored).toMatchObject({ firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com', company: null });
     expect(await countInquiries()).toBe(before + 1);
@@ -350,11 +358,14 @@ describe('the contact page', () => {
     const send = page.getByRole('button', { name: 'Send inquiry' });
     await send.click();
     // The answer has arrived and the form is empty again: a slow second click lands now.
-    const reference = referenceOf(await confirmation(page));
+    const shown = await confirmation(page);
+    const reference = referenceOf(shown);
+    const status = page.locator('#form-status');
     await send.click();
+    // The live region changes by an invisible no-break space, so the confirmation is said again.
+    expect(await status.textContent()).toBe(`${shown}\u00a0`);
     await page.getByLabel('Email').press('Enter'); // and Enter in an emptied field
 
-    const status = page.locator('#form-status');
     expect(await status.getAttribute('class')).toBe('status status--success');
     expect(await status.textContent()).toContain(reference);
     expect(await status.isVisible()).toBe(true);
@@ -714,7 +725,7 @@ describe('the contact page', () => {
     await page.keyboard.press('Enter'); // pressed again while sending: ignored
     release();
     await confirmation(page);
-    expect((await activeElement(page)).id).toBe('form-status');
+    expect(await activeElement(page)).toMatchObject({ tag: 'BUTTON', text: 'Send inquiry' });
     expect(contactPosts(session)).toHaveLength(1);
   });
 
