@@ -1,6 +1,6 @@
 // Opens the configured database as a Kysely handle and prepares it (pragmas, migrations).
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -78,12 +78,33 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
  * gives up at once (busy_timeout 0 around it); once a transaction holds the lock, nothing in it waits.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly sqlite: SQLite.Database,
+    private readonly checkFile: () => void,
+  ) {
+    super({ database: withStatementCache(sqlite) });
+  }
+
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter();
   }
 
   override createDriver(): Driver {
     const driver = super.createDriver();
+    const { sqlite, checkFile } = this;
+    const commit = driver.commitTransaction.bind(driver);
+    // Nothing is committed to a file that is no longer the database's (see fileIdentityCheck).
+    driver.commitTransaction = async (connection) => {
+      checkFile();
+      await commit(connection);
+    };
+    // SQLite rolls a transaction back itself on some errors (SQLITE_FULL, SQLITE_IOERR, …): a
+    // rollback then fails with "no transaction is active", which Kysely would throw in place of
+    // the error that says what went wrong (the disk is full).
+    const rollback = driver.rollbackTransaction.bind(driver);
+    driver.rollbackTransaction = async (connection) => {
+      if (sqlite.inTransaction) await rollback(connection);
+    };
     driver.beginTransaction = async (connection) => {
       const deadline = performance.now() + SQLITE_BUSY_TIMEOUT_MS;
       for (let pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, SQLITE_BEGIN_MAX_PAUSE_MS)) {
@@ -170,10 +191,44 @@ function connectSqlite(sqlite: SQLite.Database): OpenDatabase {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const checkFile = fileIdentityCheck(sqlite);
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite, checkFile) });
   const probe = sqlite.prepare('select 1');
-  // Throws once the database is closed, like any other query.
-  return { db, dialect: 'sqlite', ping: async () => void probe.get() };
+  // Throws once the database is closed, like any other query, or once its file is gone.
+  return {
+    db,
+    dialect: 'sqlite',
+    ping: async () => {
+      probe.get();
+      checkFile();
+    },
+  };
+}
+
+/** The database's file was deleted, moved or replaced while the service had it open. */
+export class DatabaseFileGoneError extends Error {
+  constructor(path: string) {
+    super(
+      `the database file ${path} was removed or replaced while the service had it open: nothing more is stored until the service is restarted on the right file`,
+    );
+    this.name = 'DatabaseFileGoneError';
+  }
+}
+
+/**
+ * A check that the file at the database's path is still the one this connection has open. Deleted
+ * (its directory removed) or replaced (a backup moved over it), the open file lives on unnamed:
+ * writes still succeed, and are gone at the next start, which opens whatever the path names now.
+ * Checked before every commit and by the health check, it turns answers that would have been 200s
+ * for lost inquiries into 500s, and health into 503. An in-memory database has no file to check.
+ */
+function fileIdentityCheck(sqlite: SQLite.Database): () => void {
+  if (sqlite.memory) return () => {};
+  const opened = statSync(sqlite.name);
+  return () => {
+    const now = statSync(sqlite.name, { throwIfNoEntry: false });
+    if (now?.ino !== opened.ino || now.dev !== opened.dev) throw new DatabaseFileGoneError(sqlite.name);
+  };
 }
 
 /** Connections per process; a few suffice because group commit batches the writes. */

@@ -1,7 +1,9 @@
 // The store and group commit: one contract suite run on each backend, on real databases (a
 // temporary SQLite file, a fresh PostgreSQL database on 127.0.0.1:5432).
 import { spawn } from 'node:child_process';
+import { copyFileSync, renameSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import fc from 'fast-check';
@@ -1343,6 +1345,71 @@ describe('a transaction on SQLite', () => {
     }
     expect(await opened.inquiries.findByReference('INQ-MINE00')).toBeDefined();
   });
+});
+
+describe('SQLite failing under a transaction', () => {
+  let database: FreshDatabase | undefined;
+  let store: Store | undefined;
+  afterEach(async () => {
+    await store?.close().catch(() => {});
+    await database?.drop();
+    store = undefined;
+  });
+
+  async function open(): Promise<{ store: Store; opened: Awaited<ReturnType<typeof openDatabase>>; path: string }> {
+    database = await freshSqlite();
+    const opened = await openDatabase(database.config);
+    store = createStore(opened);
+    return { store, opened, path: database.config.kind === 'sqlite' ? database.config.path : '' };
+  }
+  const big = (n: number) => ({
+    inquiry: { ...inquiry(`INQ-FF${String(n).padStart(4, '0')}`), message: 'x'.repeat(1_500) },
+    fingerprint: `fp-full-${n}`,
+  });
+
+  it('fails with what went wrong when SQLite rolled it back itself (a full disk), not "no transaction is active"; the next commits', async () => {
+    const { store, opened } = await open();
+    // As SQLite does on some errors (SQLITE_FULL, SQLITE_IOERR) in the middle of a transaction.
+    const endedBySqlite = store.transaction(async (tx) => {
+      await store.inquiries.insertMany([big(1)], tx);
+      await sql`rollback`.execute(tx as unknown as Kysely<Database>);
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    });
+    await expect(endedBySqlite).rejects.toMatchObject({ code: 'SQLITE_FULL', message: 'database or disk is full' });
+    expect(await store.inquiries.findByReference('INQ-FF0001')).toBeUndefined();
+    // A database that reaches its size limit midway.
+    const pages = Number((await sql<{ page_count: number }>`pragma page_count`.execute(opened.db)).rows[0]?.page_count);
+    await sql.raw(`pragma max_page_count = ${pages + 4}`).execute(opened.db);
+    const fill = async (tx: Tx) => {
+      for (let n = 0; n < 100; n++) await store.inquiries.insertMany([big(n)], tx);
+    };
+    await expect(store.transaction(fill)).rejects.toMatchObject({
+      code: 'SQLITE_FULL',
+      message: 'database or disk is full',
+    });
+    expect(await store.inquiries.findByReference('INQ-FF0000')).toBeUndefined();
+    await sql.raw('pragma max_page_count = 1073741823').execute(opened.db);
+    await store.transaction((tx) => store.inquiries.insertMany([big(99)], tx));
+    expect(await store.inquiries.findByReference('INQ-FF0099')).toBeDefined();
+  });
+
+  it.each(['removed', 'replaced'])(
+    'commits nothing more, and fails its health check, once its file is %s while open (it would be lost at the next start)',
+    async (how) => {
+      const { store, path } = await open();
+      await store.transaction((tx) => store.inquiries.insertMany([big(1)], tx));
+      await store.ping();
+      if (how === 'removed') rmSync(dirname(path), { recursive: true, force: true });
+      else {
+        copyFileSync(path, `${path}.backup`);
+        renameSync(`${path}.backup`, path); // a backup moved over it
+      }
+      const gone = `the database file ${path} was removed or replaced while the service had it open`;
+      await expect(store.transaction((tx) => store.inquiries.insertMany([big(2)], tx))).rejects.toThrow(gone);
+      await expect(store.ping()).rejects.toThrow(gone);
+      expect(await store.inquiries.findByReference('INQ-FF0002')).toBeUndefined(); // rolled back, not committed unnamed
+    },
+  );
 });
 
 describe('a transaction on SQLite, while another process holds the lock', () => {
