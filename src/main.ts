@@ -1,6 +1,7 @@
 // The entry point: configuration → services → HTTP app → listen; on SIGTERM/SIGINT stop accepting,
 // finish in-flight requests and started deliveries, and exit 0 (CONTRACT.md).
 import { appDeps, buildApp } from './app.js';
+import { databaseErrorCause } from './cli/inbox.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ConnectionWatch, closeHttp, listenFailure } from './http/lifecycle.js';
 import { createLogger } from './logger.js';
@@ -36,19 +37,28 @@ async function main(): Promise<void> {
 
   const app = await buildApp(appDeps({ config, logger, profile }, services));
   const connections = new ConnectionWatch(app.server);
-  try {
-    await app.listen({ port: config.port, host: config.host });
-  } catch (error) {
-    const message = listenFailure(error, config);
+  /** A start-up that cannot go on: one line naming the variable, everything opened closed, exit 1. */
+  const failStart = async (error: unknown, message: string): Promise<never> => {
     logger.fatal({ err: error }, message);
     process.stderr.write(`studio-inquiry: ${message}\n`);
     await closeHttp(app, logger, connections);
+    await services.worker.stop();
     await services.close();
     process.exit(1);
+  };
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await failStart(error, listenFailure(error, config));
   }
   // Only once the service serves: a start-up that fails has sent nothing (inquiries committed
-  // meanwhile are found by the worker's first claim).
-  await services.worker.start();
+  // meanwhile are found by the worker's first claim). Its first write (on SQLite, the leases a
+  // killed process left) is the first of the service's: a database it cannot write stops it here.
+  try {
+    await services.worker.start();
+  } catch (error) {
+    await failStart(error, `DATABASE_URL: cannot write to the database (${databaseErrorCause(error)})`);
+  }
   logger.info(
     { publicUrl: config.publicUrl, database: config.database.kind, channels: services.channels.map((c) => c.name) },
     'studio-inquiry is ready',

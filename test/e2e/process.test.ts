@@ -16,6 +16,16 @@ afterEach(async () => {
   cleanups = [];
 });
 
+/** A service expected to stop during its start: what it writes to stderr (killed at the end if it does not stop). */
+function failedStart(service: ReturnType<typeof spawnService>): () => string {
+  let stderr = '';
+  service.child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  cleanups.push(() => void service.child.kill('SIGKILL'));
+  return () => stderr;
+}
+
 function workDir(): string {
   const dir = tempDir();
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -227,15 +237,28 @@ describe('process lifecycle', () => {
     cleanups.push(() => new Promise<void>((resolve) => taken.close(() => resolve())));
     const database = join(workDir(), 'studio.db');
     const service = spawnService({ DATABASE_URL: `sqlite:${database}`, PORT: String(port) });
-    let stderr = '';
-    service.child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    cleanups.push(() => void service.child.kill('SIGKILL'));
+    const stderr = failedStart(service);
     expect(await service.exited, service.output()).toBe(1);
-    expect(stderr).toBe(`studio-inquiry: PORT: cannot listen on 127.0.0.1:${port}: the port is already in use\n`);
+    expect(stderr()).toBe(`studio-inquiry: PORT: cannot listen on 127.0.0.1:${port}: the port is already in use\n`);
     expect(service.output()).not.toMatch(/^\s+at /m); // no uncaught error's stack
     expect(existsSync(`${database}-wal`)).toBe(false); // the store that was opened is closed
+  });
+
+  it('stops with exit code 1 and one line naming DATABASE_URL when it cannot write to the database it opened', async () => {
+    const database = join(workDir(), 'studio.db');
+    const first = await startService({ DATABASE_URL: `sqlite:${database}` }); // made and set up
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    // Another process holds the write lock longer than the service waits for it (a VACUUM by hand).
+    const other = new SQLite(database);
+    other.exec('begin immediate');
+    cleanups.push(() => void other.close());
+    const port = await freePort();
+    const service = spawnService({ DATABASE_URL: `sqlite:${database}`, PORT: String(port) });
+    const stderr = failedStart(service);
+    expect(await service.exited, service.output()).toBe(1);
+    expect(stderr()).toBe('studio-inquiry: DATABASE_URL: cannot write to the database (database is locked)\n');
+    expect(service.output()).not.toMatch(/^\s+at /m); // no uncaught error's stack
   });
 
   it('warns at start-up when no delivery channel is configured', async () => {
