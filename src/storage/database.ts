@@ -149,6 +149,8 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 export interface OpenOptions {
   /** Told of database connections that break (PostgreSQL); the pool replaces them by itself. */
   readonly logger?: Pick<Logger, 'warn'>;
+  /** How long a PostgreSQL connection is used before it is replaced (POSTGRES_CONNECTION_LIFETIME_SECONDS). */
+  readonly connectionLifetimeSeconds?: number;
 }
 
 export async function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Promise<OpenDatabase> {
@@ -246,6 +248,14 @@ const POSTGRES_KEEPALIVE_MS = 10_000;
 const POSTGRES_IDLE_IN_TRANSACTION_MS = 60_000;
 /** The health check answers 503 rather than keep a load balancer waiting. */
 const PING_TIMEOUT_MS = 2_000;
+/**
+ * A connection keeps what its session began with: one opened while the database was read-only
+ * (set so by hand, or a standby before its promotion) refuses every write, and one opened before a
+ * failover may still reach the old server by its address. The pool closes idle connections after
+ * 10 s, but under steady use they are never idle: each is replaced after this long instead (once
+ * it is released), so such a state lasts a minute at most. A new connection costs a few milliseconds.
+ */
+const POSTGRES_CONNECTION_LIFETIME_SECONDS = 60;
 
 /** Times are milliseconds in BIGINT columns: far below 2^53, so they read back as numbers. */
 const POSTGRES_TYPES = {
@@ -297,6 +307,7 @@ function connectPostgres(url: string, options: OpenOptions): OpenDatabase {
       keepAlive: true,
       keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_MS,
       idle_in_transaction_session_timeout: POSTGRES_IDLE_IN_TRANSACTION_MS,
+      maxLifetimeSeconds: options.connectionLifetimeSeconds ?? POSTGRES_CONNECTION_LIFETIME_SECONDS,
       // Queries go out without waiting for the answer to the one before (pg's pipeline mode), so
       // a transaction can send several in one round trip (lockedPostgresTransaction). Queries
       // awaited one by one, as everywhere else, behave as without it.

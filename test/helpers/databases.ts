@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, vi } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
-import { openDatabase } from '../../src/storage/database.js';
+import { type OpenDatabase, type OpenOptions, openDatabase } from '../../src/storage/database.js';
 import { createStore, type Store } from '../../src/storage/store.js';
 import { tempDir } from './app.js';
 
@@ -59,10 +59,11 @@ export function storePerTest(fresh: () => Promise<FreshDatabase>) {
     database = undefined;
   });
   return {
-    async open(): Promise<{ store: Store; database: FreshDatabase }> {
+    async open(options: OpenOptions = {}): Promise<{ store: Store; database: FreshDatabase; opened: OpenDatabase }> {
       database = await fresh();
-      store = createStore(await openDatabase(database.config));
-      return { store, database };
+      const opened = await openDatabase(database.config, options);
+      store = createStore(opened);
+      return { store, database, opened };
     },
   };
 }

@@ -25,7 +25,7 @@ import { readSchemaVersion } from '../../src/storage/migrations.js';
 import type { Database } from '../../src/storage/schema.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type IntakeWrites, type Store, type Tx } from '../../src/storage/store.js';
 import { validInquiry } from '../helpers/app.js';
-import { BACKENDS, type FreshDatabase, freshPostgres, freshSqlite, storePerTest } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, freshPostgres, freshSqlite, postgresAdmin, storePerTest } from '../helpers/databases.js';
 
 const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
   reference,
@@ -1091,6 +1091,49 @@ function statementsOnTheWire(): string[] {
   return events;
 }
 
+describe('a PostgreSQL database that refused writes for a while', () => {
+  const stores = storePerTest(freshPostgres);
+
+  it('is written to again within a connection lifetime once it accepts writes, however steadily it is used', async () => {
+    const { store: opened, database } = await stores.open({ connectionLifetimeSeconds: 1 });
+    const name = new URL(database.url).pathname.slice(1);
+    let n = 0;
+    const write = () => {
+      n++;
+      return opened.transaction((tx) =>
+        opened.inquiries.insertMany([{ inquiry: inquiry(`INQ-R0${String(n).padStart(4, '0')}`), fingerprint: `fp-ro-${n}` }], tx),
+      );
+    };
+    await write();
+    // Sessions begun from now on are read-only; the pool's current one is ended, so it opens one.
+    await postgresAdmin(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    await postgresAdmin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+    const refused = async () => {
+      for (;;) {
+        const code = await write().then(
+          () => 'written',
+          (error: { code?: string }) => error.code,
+        );
+        if (code === '25006') return code; // read_only_sql_transaction (not the ended session's error)
+      }
+    };
+    expect(await refused()).toBe('25006');
+    await postgresAdmin(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+    // Used every 20 ms, the read-only connection is never idle long enough for the pool to close it.
+    const started = performance.now();
+    let written = false;
+    while (!written && performance.now() - started < 8_000) {
+      written = await write().then(
+        () => true,
+        () => false,
+      );
+      await sleep(20);
+    }
+    expect(written).toBe(true);
+    expect(performance.now() - started).toBeLessThan(4_000);
+  });
+});
+
 describe('a locked transaction on PostgreSQL', () => {
   const stores = storePerTest(freshPostgres);
   const open = async (): Promise<Store> => (await stores.open()).store;
@@ -1348,18 +1391,9 @@ describe('a transaction on SQLite', () => {
 });
 
 describe('SQLite failing under a transaction', () => {
-  let database: FreshDatabase | undefined;
-  let store: Store | undefined;
-  afterEach(async () => {
-    await store?.close().catch(() => {});
-    await database?.drop();
-    store = undefined;
-  });
-
-  async function open(): Promise<{ store: Store; opened: Awaited<ReturnType<typeof openDatabase>>; path: string }> {
-    database = await freshSqlite();
-    const opened = await openDatabase(database.config);
-    store = createStore(opened);
+  const stores = storePerTest(freshSqlite);
+  async function open() {
+    const { store, opened, database } = await stores.open();
     return { store, opened, path: database.config.kind === 'sqlite' ? database.config.path : '' };
   }
   const big = (n: number) => ({
