@@ -17,6 +17,7 @@ import {
   SqliteAdapter,
   type SqliteDatabase,
   SqliteDialect,
+  type SqliteStatement,
   sql,
   type UnknownRow,
 } from 'kysely';
@@ -45,9 +46,11 @@ const STATEMENT_CACHE_SIZE = 256;
  * Kysely's SQLite driver prepares every query anew, which costs as much as running it. The same few
  * statements run for every inquiry, so keep them prepared (least recently used ones are dropped).
  * Safe because Kysely runs one query at a time on the single connection and never streams here.
+ * A statement that writes outside a transaction (it commits by itself: a revocation, a lease
+ * renewal) first runs `beforeAutocommit`, as a transaction's commit does (ImmediateSqliteDialect).
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
+function withStatementCache(sqlite: SQLite.Database, beforeAutocommit: () => void): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
@@ -55,13 +58,29 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
       if (statement) {
         cache.delete(sql); // re-insert: Map order is the recency order
       } else {
-        statement = sqlite.prepare(sql);
+        statement = guarded(sqlite.prepare(sql));
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       }
       cache.set(sql, statement);
       return statement;
     },
   };
+
+  function guarded(statement: SQLite.Statement): SqliteStatement {
+    if (statement.readonly) return statement;
+    const checked =
+      <A extends unknown[], R>(run: (...args: A) => R) =>
+      (...args: A): R => {
+        if (!sqlite.inTransaction) beforeAutocommit();
+        return run(...args);
+      };
+    return {
+      reader: statement.reader,
+      all: checked((parameters: readonly unknown[]) => statement.all(parameters)),
+      run: checked((parameters: readonly unknown[]) => statement.run(parameters)),
+      iterate: checked((parameters: readonly unknown[]) => statement.iterate(parameters)),
+    };
+  }
 }
 
 /**
@@ -82,7 +101,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
     private readonly sqlite: SQLite.Database,
     private readonly checkFile: () => void,
   ) {
-    super({ database: withStatementCache(sqlite) });
+    super({ database: withStatementCache(sqlite, checkFile) });
   }
 
   override createAdapter(): DialectAdapter {
@@ -149,7 +168,7 @@ const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 export interface OpenOptions {
   /** Told of database connections that break (PostgreSQL); the pool replaces them by itself. */
   readonly logger?: Pick<Logger, 'warn'>;
-  /** How long a PostgreSQL connection is used before it is replaced (POSTGRES_CONNECTION_LIFETIME_SECONDS). */
+  /** How long a PostgreSQL connection is used before it is replaced (60 s by default, see POSTGRES_CONNECTION_LIFETIME_SECONDS). */
   readonly connectionLifetimeSeconds?: number;
 }
 

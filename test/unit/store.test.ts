@@ -1441,6 +1441,9 @@ describe('SQLite failing under a transaction', () => {
       const gone = `the database file ${path} was removed or replaced while the service had it open`;
       await expect(store.transaction((tx) => store.inquiries.insertMany([big(2)], tx))).rejects.toThrow(gone);
       await expect(store.ping()).rejects.toThrow(gone);
+      // A statement that commits by itself too (a revocation, a lease given back).
+      await expect(store.auth.revokeToken('jti-after', new Date(Date.now() + 60_000), new Date())).rejects.toThrow(gone);
+      await expect(store.outbox.releaseLeases()).rejects.toThrow(gone);
       expect(await store.inquiries.findByReference('INQ-FF0002')).toBeUndefined(); // rolled back, not committed unnamed
     },
   );
