@@ -131,17 +131,26 @@ function sendOAuthError(reply: FastifyReply, value: Problem): FastifyReply {
 }
 
 /**
- * Whether the request is for /oauth/*: by its matched route (the URL as sent may be absolute-form or
- * percent-encoded), or by its path where no route matched.
+ * The request's path as the router reads it, for requests no route matched: without the scheme and
+ * authority of an absolute-form target (`GET http://host/api/health`), percent-decoded (`%68ealth`),
+ * reserved characters kept as sent (decodeURI), without the query.
  */
-export const isOAuthRoute = (request: FastifyRequest): boolean => (request.routeOptions.url ?? request.url).startsWith('/oauth/');
+function pathOf(request: FastifyRequest): string {
+  const path = (request.url.split('?', 1)[0] ?? '').replace(/^[a-z][a-z\d+.-]*:\/\/[^/]*/i, '');
+  try {
+    return decodeURI(path);
+  } catch {
+    return path; // a malformed escape: refused before any route (app.ts), never looked up here
+  }
+}
+
+/** Whether the request is for /oauth/*: by its matched route, or by its path where no route matched. */
+export const isOAuthRoute = (request: FastifyRequest): boolean => (request.routeOptions.url ?? pathOf(request)).startsWith('/oauth/');
 
 /** A problem in the shape the path's clients parse: OAuth JSON on /oauth/*, problem+json elsewhere. */
 export function sendProblemFor(request: FastifyRequest, reply: FastifyReply, value: Problem): FastifyReply {
   return isOAuthRoute(request) ? sendOAuthError(reply, value) : sendProblem(reply, value);
 }
-
-const pathOf = (request: FastifyRequest): string => request.url.split('?', 1)[0] ?? '';
 
 const notFound = (request: FastifyRequest) =>
   problem(404, 'not_found', `There is no ${request.method} ${pathOf(request).slice(0, 200)} here.`);

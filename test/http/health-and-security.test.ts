@@ -47,7 +47,7 @@ describe('every response', () => {
   });
 
   it('answers a method a path does not serve with 405 and the methods it does, in the format of the path, whatever the body', async () => {
-    testApp = await startTestApp({ startWorker: false });
+    testApp = await startTestApp({ startWorker: false, listen: true });
     const cases = [
       { method: 'POST', url: '/api/health', allow: 'GET, HEAD' },
       { method: 'DELETE', url: '/.well-known/jwks.json', allow: 'GET, HEAD' },
@@ -75,6 +75,21 @@ describe('every response', () => {
     expect(token.statusCode).toBe(405);
     expect(token.headers.allow).toBe('POST');
     expect(token.json()).toEqual({ error: 'method_not_allowed', error_description: 'GET is not served at /oauth/token; it answers POST.' });
+    // The path as the router reads it: percent-encoded, or in an absolute-form target (RFC 9112 §3.2.2).
+    const encoded = await testApp.app.inject({ method: 'POST', url: '/api/%68ealth' });
+    expect(encoded.statusCode).toBe(405);
+    expect(encoded.headers.allow).toBe('GET, HEAD');
+    const absolute = await rawExchange(
+      'POST http://studio.example/api/health HTTP/1.1\r\nHost: studio.example\r\nConnection: close\r\n\r\n',
+    );
+    expect(absolute.head).toMatch(/^HTTP\/1\.1 405 /);
+    expect(absolute.head).toMatch(/^allow: GET, HEAD$/im);
+    const oauth = await rawExchange('GET http://studio.example/oauth/token HTTP/1.1\r\nHost: studio.example\r\nConnection: close\r\n\r\n');
+    expect(oauth.head).toMatch(/^HTTP\/1\.1 405 /);
+    expect(JSON.parse(oauth.payload)).toEqual({
+      error: 'method_not_allowed',
+      error_description: 'GET is not served at /oauth/token; it answers POST.',
+    });
     // A path nothing is served at stays a 404, whatever the method.
     expect((await testApp.app.inject({ method: 'TRACE', url: '/api' })).statusCode).toBe(404);
   });
