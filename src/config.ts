@@ -38,15 +38,19 @@ export interface Config {
 /** A character shown as its \u escape. */
 const escapeChar = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
+/**
+ * The text on one line whatever it quotes: a line break (a value pasted with one) or another
+ * control character is shown as its \u escape, so a start-up error cannot print lines of its own.
+ */
+export const oneLine = (text: string): string => text.replace(/[\p{Cc}\u2028\u2029]/gu, escapeChar);
+
 /** A configuration value that cannot be used; its message is the one line printed at start-up. */
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
     problem: string,
   ) {
-    // One line whatever the value it quotes: a line break (a value pasted with one) or another
-    // control character is shown escaped, so the message cannot print lines of its own.
-    super(`${variable}: ${problem}`.replace(/[\p{Cc}\u2028\u2029]/gu, escapeChar));
+    super(oneLine(`${variable}: ${problem}`));
     this.name = 'ConfigError';
   }
 }

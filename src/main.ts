@@ -2,7 +2,7 @@
 // finish in-flight requests and started deliveries, and exit 0 (CONTRACT.md).
 import { appDeps, buildApp } from './app.js';
 import { databaseErrorCause } from './cli/inbox.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, oneLine } from './config.js';
 import { ConnectionWatch, closeHttp, listenFailure } from './http/lifecycle.js';
 import { createLogger } from './logger.js';
 import { createServices } from './services.js';
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     profile = loadStudioProfile(config.studioProfilePath);
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : `STUDIO_PROFILE: ${(error as Error).message}`;
-    process.stderr.write(`studio-inquiry: invalid configuration: ${message}\n`);
+    process.stderr.write(`studio-inquiry: invalid configuration: ${oneLine(message)}\n`);
     process.exit(1);
   }
 
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     const message =
       error instanceof Error && error.message.startsWith('DATABASE_URL') ? error.message : 'DATABASE_URL: cannot open the database';
     logger.fatal({ err: error }, message);
-    process.stderr.write(`studio-inquiry: ${message}\n`);
+    process.stderr.write(`studio-inquiry: ${oneLine(message)}\n`);
     process.exit(1);
   }
   for (const warning of config.warnings) logger.warn(warning);
@@ -40,10 +40,9 @@ async function main(): Promise<void> {
   /** A start-up that cannot go on: one line naming the variable, everything opened closed, exit 1. */
   const failStart = async (error: unknown, message: string): Promise<never> => {
     logger.fatal({ err: error }, message);
-    process.stderr.write(`studio-inquiry: ${message}\n`);
+    process.stderr.write(`studio-inquiry: ${oneLine(message)}\n`);
     await closeHttp(app, logger, connections);
-    await services.worker.stop();
-    await services.close();
+    await services.close(); // the worker's stop first
     process.exit(1);
   };
   try {

@@ -1,6 +1,6 @@
 // The service as a real process: a SIGKILL in the middle of a stream of submissions loses no
 // answered inquiry, SIGTERM shuts down cleanly, bad configuration stops start-up with one line.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect, createServer as createTcpServer } from 'node:net';
 import { join } from 'node:path';
@@ -273,11 +273,16 @@ describe('process lifecycle', () => {
   });
 
   // Every variable's rules are unit-tested in test/unit/config.test.ts; these check the process.
-  it.each([
+  it.each<[Record<string, string>, string]>([
     [{ DATABASE_URL: 'mysql://localhost/x' }, 'DATABASE_URL'],
     [{ SMTP_URL: 'smtp://mail.example.com' }, 'INQUIRY_TO'],
+    // A profile that is no JSON, at a path with a line break in it: still one line.
+    [{ STUDIO_PROFILE: 'profile\nsecond line.json' }, 'STUDIO_PROFILE'],
   ])('stops with exit code 1 and one line naming the variable for %o', async (env, variable) => {
-    const service = spawnService({ DATABASE_URL: `sqlite:${join(workDir(), 'studio.db')}`, ...env });
+    const dir = workDir();
+    if (env.STUDIO_PROFILE) writeFileSync(join(dir, env.STUDIO_PROFILE), '{ not json');
+    const profile = env.STUDIO_PROFILE && { STUDIO_PROFILE: join(dir, env.STUDIO_PROFILE) };
+    const service = spawnService({ DATABASE_URL: `sqlite:${join(dir, 'studio.db')}`, ...env, ...profile });
     expect(await service.exited).toBe(1);
     const lines = service.output().trim().split('\n');
     expect(lines).toHaveLength(1);

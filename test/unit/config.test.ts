@@ -230,7 +230,8 @@ describe('loadConfig', () => {
           loadConfig(env);
         } catch (error) {
           expect(error).toBeInstanceOf(ConfigError);
-          expect((error as ConfigError).message.startsWith(`${(error as ConfigError).variable}: `)).toBe(true);
+          expect((error as ConfigError).variable).toBe(variable);
+          expect((error as ConfigError).message.startsWith(`${variable}: `)).toBe(true);
           expect((error as ConfigError).message).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
         }
       }),
