@@ -39,7 +39,7 @@ const FENCE = '```';
 const NO_EMAIL_NOTE =
   '> **This deployment sends no email.** Registration with `verified_email` and claims (sections 3b and 4) need a mailed code, so they are not available here: the metadata does not offer `verified_email`, and registrations get no `claim_token`.';
 const NO_ID_JAG_NOTE =
-  '> **This deployment trusts no identity provider yet.** Registration and tokens with an ID-JAG (section 3c) work once the operator lists its issuer in `TRUSTED_ISSUERS`; until then every ID-JAG is answered `issuer_not_enabled`.';
+  '> **This deployment trusts no identity provider yet.** Registration and tokens with an ID-JAG (section 3c) work once the operator lists its issuer in `TRUSTED_ISSUERS`; until then every ID-JAG is refused: `issuer_not_enabled` at `/agent/register`, `invalid_grant` at `/oauth/token`.';
 const EXAMPLE_INQUIRY =
   '{"firstName":"Ada","lastName":"Lovelace","email":"ada@example.com","company":"Analytical Engines Ltd","message":"A new website, please."}';
 

@@ -41,12 +41,12 @@ export const authFeatures = (config: Pick<Config, 'smtp' | 'trustedIssuers'>): A
 });
 
 /**
- * RFC 8414 §2. Only what exists is advertised (there is no authorization endpoint: agents use the
+ * RFC 8414 §2. No authorization endpoint is advertised, since there is none (agents use the
  * assertion grants), and no array is empty (RFC 8414 §3.2). Unknown members such as `agent_auth`
  * are ignored by clients that do not know them (§2). Both identity types of the interface document
  * (§2.5) are always offered. ID-JAG always is: which issuers are trusted is configuration, and an
  * ID-JAG of an issuer not in TRUSTED_ISSUERS (of any, where it is unset) is answered
- * `issuer_not_enabled` (design/agent-auth.md §1). verified_email is offered only where a code can
+ * `issuer_not_enabled` at registration (design/agent-auth.md §1), `invalid_grant` at the token endpoint. verified_email is offered only where a code can
  * be mailed. `claim_uri` stays: scanners count a method complete with it, and a deployment without
  * mail simply issues no claim tokens.
  */

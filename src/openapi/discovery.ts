@@ -50,7 +50,7 @@ const agentAuthSchema = {
           items: { enum: ['urn:ietf:params:oauth:token-type:id-jag', 'verified_email'] },
           contains: { const: 'urn:ietf:params:oauth:token-type:id-jag' },
           description:
-            'The id-jag type always (an ID-JAG whose issuer is not in TRUSTED_ISSUERS is answered `issuer_not_enabled`); `verified_email` only where the service can send email (SMTP_URL is set).',
+            'The id-jag type always (an ID-JAG whose issuer is not in TRUSTED_ISSUERS is refused: `issuer_not_enabled` at registration, `invalid_grant` at the token endpoint); `verified_email` only where the service can send email (SMTP_URL is set).',
         },
         credential_types_supported: strings,
       },

@@ -13,9 +13,9 @@ import { llmsTxt, robotsTxt } from '../../web/texts.js';
 const WEB_DIR = new URL('../../web/', import.meta.url);
 
 /** Assets are linked with ?v=<content hash>: such a URL never changes content, so it is cached for a year. */
-export const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
+const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';
 /** The same asset without (or with an old) version: kept for an hour. */
-export const ASSET_CACHE = 'public, max-age=3600';
+const ASSET_CACHE = 'public, max-age=3600';
 /** The page and the text files change only with a deploy or a new profile. */
 export const PAGE_CACHE = 'public, max-age=300';
 const TEXT_CACHE = 'public, max-age=3600';
