@@ -12,8 +12,9 @@ import type { AgentAuth } from './auth/service.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import { registerJsonParser } from './http/json-body.js';
-import { clientErrorResponse, problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
+import { problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
 import { answerPublicPreflight, isPublicDocument, PREFLIGHT_MAX_AGE_SECONDS } from './http/public-documents.js';
+import { RawAnswers, REQUEST_TIMEOUT_MS, serverTimeouts } from './http/raw-server.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
 import { contactRoute } from './http/routes/contact.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
   readonly metrics?: Metrics;
   /** Per-address limits of the agent-auth endpoints (tests raise them; defaults otherwise). */
   readonly authRateLimits?: AuthRateLimits;
+  /** How long a request may take to arrive (REQUEST_TIMEOUT_MS; tests shorten it). */
+  readonly requestTimeoutMs?: number;
 }
 
 /** The app's dependencies from the configuration and the services (for the entry point and tests alike). */
@@ -90,6 +93,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
   };
   let closing = false;
+  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const rawAnswers = new RawAnswers(headers, deps.logger);
   /** Requests are counted for /metrics only where it is served. */
   const counted = config.metricsToken ? deps.metrics : undefined;
   const app = Fastify({
@@ -113,18 +118,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. Node answers it itself by default
     // (requireHostHeader), before Fastify, with a bare 400 and none of the headers above: let
     // through, it is refused by the onRequest hook below, in the same format as every other error.
-    http: { requireHostHeader: false },
+    http: { requireHostHeader: false, ...serverTimeouts(requestTimeoutMs) },
+    // A request that has not arrived whole within this is answered 408 (src/http/raw-server.ts).
+    requestTimeout: requestTimeoutMs,
     // Requests Node's parser refuses never reach Fastify's hooks: answered in the same format.
-    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
-      if (error.code === 'ECONNRESET' || socket.destroyed) return;
-      const requestId = randomUUID();
-      deps.logger.debug({ requestId, code: error.code }, 'request refused by the HTTP parser');
-      if (socket.writable) socket.write(clientErrorResponse(error.code, headers, requestId));
-      socket.destroy();
-    },
+    clientErrorHandler: rawAnswers.refuse,
     // Load balancers ask for health every few seconds: keep those out of the request log.
     logController: new LogController({ disableRequestLogging: (request: { url?: string }) => request.url === HEALTH_PATH }),
   });
+  rawAnswers.watch(app.server);
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
   // Only JSON bodies are accepted (415 otherwise); Fastify would also parse text/plain.
   app.removeContentTypeParser('text/plain');
@@ -158,12 +160,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       answerPublicPreflight(request, reply);
       return;
     }
-    // Elsewhere an OPTIONS is a CORS preflight or nothing: one without its two headers gets the CORS
-    // plugin's 400 in our format (the plugin's own is text/plain).
-    if (
-      request.method === 'OPTIONS' &&
-      (request.headers.origin === undefined || request.headers['access-control-request-method'] === undefined)
-    ) {
+    // Elsewhere an OPTIONS is a CORS preflight or nothing: one without its two headers (or with
+    // either empty) gets the CORS plugin's 400 in our format (the plugin's own is text/plain).
+    if (request.method === 'OPTIONS' && (!request.headers.origin || !request.headers['access-control-request-method'])) {
       const detail = 'OPTIONS is answered here only as a CORS preflight: send Origin and Access-Control-Request-Method.';
       sendProblemFor(request, reply, problem(400, 'invalid_request', detail));
       return;

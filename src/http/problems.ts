@@ -92,9 +92,14 @@ export function clientErrorResponse(code: string | undefined, headers: Readonly<
       : code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'The request took too long to arrive.']
         : [400, 'The request is not well-formed HTTP/1.1.'];
-  const body = JSON.stringify(problem(status, 'invalid_request', detail, { requestId }));
+  return rawProblemResponse(problem(status, 'invalid_request', detail), headers, requestId);
+}
+
+/** A problem as a whole HTTP/1.1 response, written straight to a socket that is then closed. */
+export function rawProblemResponse(value: Problem, headers: Readonly<Record<string, string>>, requestId: string): string {
+  const body = JSON.stringify({ ...value, requestId });
   const lines = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    `HTTP/1.1 ${value.status} ${STATUS_CODES[value.status]}`,
     `content-type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
     `content-length: ${Buffer.byteLength(body)}`,
     'connection: close',

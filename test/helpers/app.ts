@@ -48,6 +48,8 @@ export interface TestAppOptions {
   readonly port?: number;
   /** How often the delivery worker looks for due deliveries when nothing wakes it (default: 50 ms). */
   readonly pollIntervalMs?: number;
+  /** How long a request may take to arrive (default: the service's). */
+  readonly requestTimeoutMs?: number;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -73,6 +75,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildApp({
     ...appDeps({ config, logger, profile }, services),
     authRateLimits: options.authRateLimits ?? GENEROUS_AUTH_LIMITS,
+    ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
   });
   let baseUrl = '';
   if (options.listen) baseUrl = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });

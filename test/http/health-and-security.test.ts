@@ -1,7 +1,7 @@
 // GET /api/health, unknown routes, CORS and the security headers every response carries.
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { REFERENCE_IN_TEXT, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 
 let testApp: TestApp;
 afterEach(async () => {
@@ -95,7 +95,7 @@ describe('every response', () => {
   });
 
   /** What the app answers on one connection to `request`, written as is (the connection closed after). */
-  async function rawExchange(request: string): Promise<{ head: string; payload: string }> {
+  async function rawExchange(request: string): Promise<{ head: string; payload: string; received: string }> {
     const socket: Socket = connect(Number(new URL(testApp.baseUrl).port), '127.0.0.1');
     let received = '';
     socket.on('data', (chunk: Buffer) => {
@@ -105,8 +105,61 @@ describe('every response', () => {
     socket.write(request);
     await new Promise((resolve) => socket.once('close', resolve));
     const [head = '', payload = ''] = received.split('\r\n\r\n');
-    return { head, payload };
+    return { head, payload, received };
   }
+
+  /** The usual headers and a problem+json body of `status`, on a raw answer. */
+  function expectRawProblem({ head, payload }: { head: string; payload: string }, status: number, error: string) {
+    expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(head.toLowerCase()).toContain('content-type: application/problem+json; charset=utf-8');
+    expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(head.toLowerCase()).toContain('content-security-policy: ');
+    const requestId = /x-request-id: ([0-9a-f-]{36})/.exec(head.toLowerCase())?.[1];
+    expect(requestId).toBeDefined();
+    expect(JSON.parse(payload)).toMatchObject({ status, error, requestId });
+  }
+
+  it('answers a request whose body stalls with 408 once it has taken too long, storing nothing', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true, requestTimeoutMs: 1_000 });
+    const started = performance.now();
+    const stalled = await rawExchange(
+      'POST /api/contact HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 87\r\n\r\n{"firstName":"Ada","l',
+    );
+    expectRawProblem(stalled, 408, 'invalid_request');
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const headers = await rawExchange('GET /api/health HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    expectRawProblem(headers, 408, 'invalid_request');
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(0);
+  });
+
+  it('answers the requests pipelined before one the parser refuses, in order, before refusing it', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    const body = JSON.stringify(validInquiry());
+    const inquiry = `POST /api/contact HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const health = 'GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n';
+    const { received } = await rawExchange(`${health}${inquiry}GARBAGE\r\n\r\n`);
+    const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1]);
+    expect(statuses).toEqual(['200', '200', '400']);
+    const reference = REFERENCE_IN_TEXT.exec(received)?.[0];
+    expect(reference).toBeDefined();
+    expect(await testApp.services.store.inquiries.findByReference(reference ?? '')).toBeDefined();
+  });
+
+  it('answers an Expect it does not know with 417, and CONNECT with 501, as problem+json with the usual headers', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    const body = JSON.stringify(validInquiry());
+    const expectation = await rawExchange(
+      `POST /api/contact HTTP/1.1\r\nHost: x\r\nExpect: 100-foo\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    expectRawProblem(expectation, 417, 'invalid_request');
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(0);
+    expectRawProblem(await rawExchange('CONNECT localhost:80 HTTP/1.1\r\nHost: localhost:80\r\n\r\n'), 501, 'not_implemented');
+    // 100-continue is understood: the inquiry is stored.
+    const continued = await rawExchange(
+      `POST /api/contact HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    expect(continued.received).toMatch(/HTTP\/1\.1 200 /);
+  });
 
   it.each([
     ['a control character in a header', 'GET / HTTP/1.1\r\nHost: x\r\nContent-Type: \u0001\r\n\r\n', 400],
@@ -154,7 +207,13 @@ describe('every response', () => {
 
   it("answers an OPTIONS that is no CORS preflight with 400 in the route's error format, and a preflight with 204", async () => {
     testApp = await startTestApp({ startWorker: false });
-    for (const headers of [{}, { origin: 'http://localhost:3000' }, { 'access-control-request-method': 'POST' }]) {
+    for (const headers of [
+      {},
+      { origin: 'http://localhost:3000' },
+      { 'access-control-request-method': 'POST' },
+      { origin: '', 'access-control-request-method': 'POST' },
+      { origin: 'http://localhost:3000', 'access-control-request-method': '' },
+    ]) {
       const api = await testApp.app.inject({ method: 'OPTIONS', url: '/api/contact', headers });
       expect(api.statusCode).toBe(400);
       expect(api.headers['content-type']).toBe('application/problem+json; charset=utf-8');

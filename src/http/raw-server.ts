@@ -1,0 +1,97 @@
+// What Node's HTTP server answers by itself, before any request reaches Fastify: requests its
+// parser refuses, requests too slow to arrive, an Expect it does not know, CONNECT. Each is answered
+// problem+json with the security headers and a request id, like every other error, and a refusal
+// never overtakes the answers to the requests before it on the same connection.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { clientErrorResponse, PROBLEM_CONTENT_TYPE, problem, rawProblemResponse } from './problems.js';
+
+/**
+ * How long a request may take to arrive, headers and body, from its first byte: a 64 KiB body
+ * needs only 2 KiB/s. A client that stalls mid-upload would otherwise hold its connection (a
+ * socket, memory) for ever: thousands of them starve the service of sockets.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** How long the headers alone may take (Node's default is a minute). */
+export const HEADERS_TIMEOUT_MS = 15_000;
+/** How often Node looks for requests past those limits (its default, 30 s, would double them). */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+/** Options of Node's HTTP server for these limits (see REQUEST_TIMEOUT_MS). */
+export const serverTimeouts = (requestTimeoutMs: number) => ({
+  headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
+  connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, requestTimeoutMs),
+});
+
+/**
+ * The connection-level answers of one server. `refuse` is Fastify's clientErrorHandler; `watch`
+ * attaches the rest to the server once it exists.
+ */
+export class RawAnswers {
+  /** Per connection, the requests not yet answered (pipelined ones wait their turn). */
+  private readonly unanswered = new WeakMap<Socket, Set<IncomingMessage>>();
+  /** Per connection, a refusal waiting for the answers to the requests before it. */
+  private readonly pendingRefusal = new WeakMap<Socket, () => void>();
+
+  constructor(
+    private readonly headers: Readonly<Record<string, string>>,
+    private readonly logger: Pick<Logger, 'debug'>,
+  ) {}
+
+  /**
+   * A request Node's parser refused (or that took too long to arrive). Requests pipelined before it
+   * on the connection that have arrived whole are answered first, in order (RFC 9112 §9.3.2): a
+   * valid inquiry followed by garbage in one packet was stored, and its client would otherwise
+   * have read only the 400. One still arriving is what was refused: answered at once.
+   */
+  readonly refuse = (error: NodeJS.ErrnoException, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const requestId = randomUUID();
+    this.logger.debug({ requestId, code: error.code }, 'request refused by the HTTP parser');
+    const answer = () => {
+      if (socket.writable) socket.write(clientErrorResponse(error.code, this.headers, requestId));
+      socket.destroy();
+    };
+    const before = this.unanswered.get(socket);
+    if (before && before.size > 0 && [...before].every((request) => request.complete)) this.pendingRefusal.set(socket, answer);
+    else answer();
+  };
+
+  watch(server: Server): void {
+    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      const { socket } = request;
+      const unanswered = this.unanswered.get(socket) ?? new Set();
+      this.unanswered.set(socket, unanswered);
+      unanswered.add(request);
+      response.once('close', () => {
+        unanswered.delete(request);
+        const refusal = this.pendingRefusal.get(socket);
+        if (unanswered.size > 0 || refusal === undefined) return;
+        this.pendingRefusal.delete(socket);
+        refusal();
+      });
+    });
+    // Node answers an Expect other than 100-continue with a bare 417 (RFC 9110 §10.1.1).
+    server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+      const requestId = randomUUID();
+      const detail = 'Only "Expect: 100-continue" is understood here; send the request without this Expect header.';
+      const body = JSON.stringify({ ...problem(417, 'invalid_request', detail), requestId });
+      response
+        .writeHead(417, {
+          ...this.headers,
+          'content-type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+          'content-length': Buffer.byteLength(body),
+          'x-request-id': requestId,
+          connection: 'close',
+        })
+        .end(body);
+    });
+    // CONNECT asks for a tunnel, which an origin server does not offer (Node closed the socket silently).
+    server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+      const answer = problem(501, 'not_implemented', 'CONNECT is not served here: this is no proxy.');
+      if (!socket.destroyed) socket.end(rawProblemResponse(answer, this.headers, randomUUID()));
+    });
+  }
+}
