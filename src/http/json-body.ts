@@ -48,8 +48,17 @@ export function unreadableBody(request: FastifyRequest, body: Buffer): Error | u
   return undefined;
 }
 
-/** The charset parameter of a Content-Type (RFC 9110 §8.3.1), unquoted, or undefined. */
+/**
+ * The charset parameter of a Content-Type (RFC 9110 §8.3.1), unquoted, or undefined. Parameters are
+ * read in turn, quoted strings whole, so that `foo="a;charset=latin1"` names no charset; of two
+ * charset parameters, one that is not UTF-8 is the answer (the body cannot be both).
+ */
 function charsetOf(contentType: string): string | undefined {
-  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType);
-  return match === null ? undefined : (match[1] ?? match[2]);
+  let charset: string | undefined;
+  for (const [, name = '', quoted, token] of contentType.matchAll(/;\s*([^=;\s]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]*))/g)) {
+    if (name.toLowerCase() !== 'charset') continue;
+    const value = quoted?.replace(/\\(.)/g, '$1') ?? token ?? '';
+    if (charset === undefined || UTF8_LABELS.has(charset.toLowerCase())) charset = value;
+  }
+  return charset;
 }

@@ -14,6 +14,7 @@ export const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 /** An Idempotency-Key is remembered this long (then the maintenance task forgets it). */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const IDEMPOTENCY_KEY_PROBLEM = `Idempotency-Key must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters without spaces or double quotes (the key may be sent in quotes), such as a UUID.`;
 
 export const validateInquiry = ajv.compile<InquiryInput>(inquirySchema);
 
@@ -267,10 +268,10 @@ function toRecord(reference: string, { inquiry, clientId }: Submission, received
  * a bare token is accepted too, since many clients send one. */
 export function checkIdempotencyKey(raw: string): string {
   const unquoted = /^"(.*)"$/.exec(raw)?.[1] ?? raw;
-  if (unquoted.length === 0 || unquoted.length > IDEMPOTENCY_KEY_MAX_LENGTH || !/^[\x21-\x7e]+$/.test(unquoted)) {
-    throw new IdempotencyKeyError(
-      `Idempotency-Key must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters without spaces, such as a UUID.`,
-    );
+  // A double quote only around the key (a structured-field string), never in it: `"` or `"a"b"`
+  // would be keys no client meant, and the MCP tool's argument has the same rule.
+  if (unquoted.length === 0 || unquoted.length > IDEMPOTENCY_KEY_MAX_LENGTH || !/^[\x21\x23-\x7e]+$/.test(unquoted)) {
+    throw new IdempotencyKeyError(IDEMPOTENCY_KEY_PROBLEM);
   }
   return unquoted;
 }

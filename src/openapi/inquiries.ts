@@ -4,6 +4,7 @@ import { NOT_ALLOWED } from '../http/routes/contact.js';
 import { healthSchema } from '../http/routes/health.js';
 import { confirmationText } from '../inquiries/confirmation.js';
 import { CONTACT_BODY_LIMIT_BYTES, inquirySchema } from '../inquiries/schema.js';
+import { IDEMPOTENCY_KEY_PROBLEM } from '../inquiries/service.js';
 import {
   type Area,
   type AreaContext,
@@ -71,7 +72,7 @@ export function inquiriesArea({ profile }: AreaContext): Area {
           { error: 'invalid_json', detail: 'The request body is not valid JSON.' },
           {
             error: 'invalid_idempotency_key',
-            detail: 'Idempotency-Key must be 1-255 visible ASCII characters without spaces, such as a UUID.',
+            detail: IDEMPOTENCY_KEY_PROBLEM,
           },
         ],
       ),

@@ -18,7 +18,7 @@ afterEach(async () => {
 // A webhook channel pointing at a closed port: deliveries stay pending and the test can count them.
 const WITH_WEBHOOK = { WEBHOOK_URL: 'http://127.0.0.1:9/never', WEBHOOK_SECRET: TEST_WEBHOOK_SECRET };
 
-const post = (body: unknown, headers: Record<string, string> = {}) =>
+const post = (body: unknown, headers: Record<string, string | string[]> = {}) =>
   testApp.app.inject({
     method: 'POST',
     url: '/api/contact',
@@ -246,6 +246,8 @@ describe('POST /api/contact rejects bad input with problem details', () => {
       ['application/json; charset=iso-8859-1', Buffer.from(inquiry, 'latin1')],
       ['application/json; charset=utf-16', Buffer.from(inquiry, 'utf16le')],
       ['application/json;charset="Windows-1252"', Buffer.from(inquiry, 'latin1')],
+      // Of two charsets, the one that is not UTF-8 (the body cannot be both).
+      ['application/json; charset=utf-8; charset=latin1', Buffer.from(inquiry, 'latin1')],
     ];
     for (const [contentType, payload] of encoded) {
       const response = await post(payload, { 'content-type': contentType });
@@ -258,7 +260,8 @@ describe('POST /api/contact rejects bad input with problem details', () => {
 
   it('accepts JSON declared as UTF-8, in any letter case, and stores the text as sent', async () => {
     testApp = await startTestApp({ startWorker: false });
-    for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
+    // A charset inside another parameter's quoted value is no charset parameter (RFC 9110 §5.6.4).
+    for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8', 'utf-8; foo="a;charset=latin1"', '"utf\\-8"']) {
       const response = await post(Buffer.from(JSON.stringify(validInquiry({ firstName: 'Zo\u00eb', message: charset }))), {
         'content-type': `application/json; charset=${charset}`,
       });
@@ -457,10 +460,24 @@ describe('rate limit', () => {
       expect(response.statusCode).toBe(400);
       expect(response.json()).toMatchObject({
         error: 'invalid_idempotency_key',
-        detail: 'Idempotency-Key must be 1-255 visible ASCII characters without spaces, such as a UUID.',
+        detail:
+          'Idempotency-Key must be 1-255 visible ASCII characters without spaces or double quotes (the key may be sent in quotes), such as a UUID.',
       });
     }
     expect((await post(validInquiry(), { 'idempotency-key': 'well-formed' })).statusCode).toBe(200);
+  });
+
+  it('refuses a double quote in the key, and several Idempotency-Key headers, each saying what is wrong', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    for (const key of ['"', '"a"b"', 'a"b']) {
+      const response = await post(validInquiry(), { 'idempotency-key': key });
+      expect(response.statusCode, key).toBe(400);
+      expect(response.json().detail, key).toContain('without spaces or double quotes');
+    }
+    const twice = await post(validInquiry(), { 'idempotency-key': ['same-key', 'same-key'] });
+    expect(twice.statusCode).toBe(400);
+    expect(twice.json()).toMatchObject({ error: 'invalid_idempotency_key', detail: 'Send one Idempotency-Key header, not several.' });
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(0);
   });
 
   it('does not count a retry with an Idempotency-Key already answered: it is replayed past the limit', async () => {

