@@ -15,7 +15,10 @@ export interface WorkerOptions {
   readonly channels: readonly Channel[];
   readonly logger: Logger;
   readonly retry?: RetryPolicy;
-  /** Deliveries in flight at once. */
+  /**
+   * Deliveries in flight at once, per channel: a channel whose receiver hangs holds its own places,
+   * never another channel's (its deliveries are claimed apart).
+   */
   readonly concurrency?: number;
   /**
    * How long a claim is held before another worker may take the delivery over, unless renewed:
@@ -58,6 +61,10 @@ export class DeliveryWorker {
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<void>>();
+  /** How many deliveries of each channel are in flight. */
+  private readonly inFlightByChannel = new Map<string, number>();
+  /** Where the pacer's allowance is shared out from next (fairness between channels). */
+  private shareStart = 0;
   /**
    * Deliveries this worker is sending or recording: their leases are renewed (renewLeases). A claim
    * of this worker's that finds one of them again (its lease ran out while the database was away)
@@ -192,15 +199,18 @@ export class DeliveryWorker {
     try {
       do {
         this.wakeAgain = false;
-        const slots = this.concurrency - this.inFlight.size;
-        // Claim in chunks (each claim is a committed write): wait until half the slots are free.
-        if (slots < Math.ceil(this.concurrency / 2)) break;
+        // Claim in chunks (each claim is a committed write): for a channel once half its places are free.
+        const open = [...this.channels.keys()].flatMap((name) => {
+          const free = this.concurrency - (this.inFlightByChannel.get(name) ?? 0);
+          return free >= Math.ceil(this.concurrency / 2) ? [{ name, free }] : [];
+        });
+        if (open.length === 0) break;
         if (this.backlog && this.pacer?.sharedCountDue()) {
           await this.countSharedIntake(this.pacer);
           if (!this.running) break; // stopped meanwhile: claim nothing more
         }
-        const capacity = Math.min(slots, this.pacer?.allowance() ?? slots);
-        if (capacity < 1) {
+        const capacity = this.shareOut(open, this.pacer?.allowance() ?? Number.POSITIVE_INFINITY);
+        if (capacity.size === 0) {
           this.waitingForPace = true;
           nextLookMs = this.pacer?.nextChunkInMs() ?? nextLookMs;
           break;
@@ -226,7 +236,8 @@ export class DeliveryWorker {
         // What was claimed but not started (stopping, or already recorded) is given back at once,
         // not left waiting for its lease.
         if (unused.length > 0) await this.options.store.outbox.releaseClaims(unused, this.id);
-        this.backlog = due.length === capacity;
+        // A channel that got all it asked for may have more due.
+        this.backlog = [...capacity].some(([name, count]) => due.filter((item) => item.delivery.channel === name).length === count);
         if (this.backlog) this.wakeAgain = true;
         if (this.outboxUnreadable) {
           this.outboxUnreadable = false;
@@ -245,6 +256,23 @@ export class DeliveryWorker {
         this.waitingForPace = false;
         this.wake();
       }, nextLookMs).unref();
+  }
+
+  /**
+   * How many deliveries to claim for each open channel: its free places, and of the pacer's
+   * allowance (while intake is bursting) an even share, the odd ones going round the channels.
+   */
+  private shareOut(open: readonly { name: string; free: number }[], allowance: number): Map<string, number> {
+    const shares = new Map<string, number>();
+    const each = Math.floor(allowance / open.length);
+    const extra = allowance - each * open.length;
+    for (let i = 0; i < open.length; i++) {
+      const { name, free } = open[(this.shareStart + i) % open.length] as { name: string; free: number };
+      const count = Math.min(free, each + (i < extra ? 1 : 0));
+      if (count > 0) shares.set(name, count);
+    }
+    this.shareStart = (this.shareStart + 1) % open.length;
+    return shares;
   }
 
   /**
@@ -294,13 +322,15 @@ export class DeliveryWorker {
   }
 
   private launch(item: DueDelivery): void {
-    const id = item.delivery.id;
+    const { id, channel } = item.delivery;
     this.inFlightIds.add(id);
+    this.inFlightByChannel.set(channel, (this.inFlightByChannel.get(channel) ?? 0) + 1);
     const work = this.deliver(item);
     this.inFlight.add(work);
     void work.finally(() => {
       this.inFlight.delete(work);
       this.inFlightIds.delete(id);
+      this.inFlightByChannel.set(channel, (this.inFlightByChannel.get(channel) ?? 1) - 1);
       this.heldUntil.delete(id);
       this.wake();
     });

@@ -79,10 +79,11 @@ export interface Outbox {
   /** Queues a service message for one channel (in the caller's transaction, if given). */
   enqueueMessage(message: ServiceMessage, channel: string, now: Date, tx?: Tx): Promise<void>;
   /**
-   * Leases up to `limit` due pending deliveries to `owner` until `now + leaseMs` (a delivery whose
-   * lease has run out may be claimed again, by any worker).
+   * Leases due pending deliveries to `owner` until `now + leaseMs` (a delivery whose lease has run
+   * out may be claimed again, by any worker): up to `limit` of any channel, or, per channel, up to
+   * the number given for it (the others' are left alone).
    */
-  claimDue(now: Date, limit: number, leaseMs: number, owner: string): Promise<DueDelivery[]>;
+  claimDue(now: Date, limit: number | ReadonlyMap<string, number>, leaseMs: number, owner: string): Promise<DueDelivery[]>;
   /**
    * Records one attempt and its consequence, releasing the lease. False, and nothing written, when
    * the delivery is no longer leased to the record's owner (its lease ran out and another worker
@@ -268,7 +269,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
         db,
         dialect,
         async (trx) => {
-          const claim = (count: number, messagesOnly: boolean) => {
+          const claim = (count: number, messagesOnly: boolean, channel: string | undefined) => {
             const due = trx
               .selectFrom('deliveries')
               .select('id')
@@ -276,6 +277,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
               .where('run_at', '<=', at)
               .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
               .where('message_id', messagesOnly ? 'is not' : 'is', null)
+              .$if(channel !== undefined, (query) => query.where('channel', '=', channel as string))
               .orderBy('run_at')
               .limit(count);
             return trx
@@ -287,8 +289,13 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
           };
           // Service messages first (a person is waiting for a code that expires), then the oldest
           // due inquiry deliveries: two disjoint sets, so no row is claimed twice.
-          const messages = await claim(limit, true);
-          const claimed = messages.length < limit ? [...messages, ...(await claim(limit - messages.length, false))] : messages;
+          const claimGroup = async (count: number, channel?: string) => {
+            const messages = await claim(count, true, channel);
+            return messages.length < count ? [...messages, ...(await claim(count - messages.length, false, channel))] : messages;
+          };
+          const claimed = typeof limit === 'number' ? await claimGroup(limit) : [];
+          if (typeof limit !== 'number')
+            for (const [channel, count] of limit) if (count > 0) claimed.push(...(await claimGroup(count, channel)));
           const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
           const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
           const inquiryRows = references.length

@@ -355,3 +355,39 @@ describe('delivery worker with sends waiting for a connection of their channel',
     expect(await store.outbox.claimDue(new Date(), 10, 60_000, 'worker-b')).toHaveLength(2);
   });
 });
+
+describe('delivery worker with a channel whose receiver hangs', () => {
+  it('keeps delivering on the other channels: a channel holds only its own places', async () => {
+    const database = await freshSqlite();
+    const store = createStore(await openDatabase(database.config));
+    const hanging: ((result: SendResult) => void)[] = [];
+    const email: Channel = {
+      name: 'email',
+      concurrency: 4, // pooled connections: the other claimed mails wait in the worker
+      send: () => new Promise<SendResult>((resolve) => hanging.push(resolve)),
+    };
+    const delivered: string[] = [];
+    const webhook: Channel = {
+      name: 'webhook',
+      async send(delivery) {
+        delivered.push(delivery.id);
+        return { outcome: 'succeeded' };
+      },
+    };
+    const worker = new DeliveryWorker({ store, channels: [email, webhook], logger: pino({ level: 'silent' }), pollIntervalMs: 20 });
+    cleanups.push(async () => {
+      for (const resolve of hanging) resolve({ outcome: 'retry', error: 'the test ended' });
+      await worker.stop();
+      await store.close();
+      await database.drop();
+    });
+    // The mails are the oldest due: claimed by age alone, they filled every place of the worker.
+    const message = (id: string) => ({ id, to: 'studio@example.com', subject: 'Inquiry', body: id });
+    for (let i = 0; i < 60; i++) await store.outbox.enqueueMessage(message(`mail-${i}`), 'email', new Date(Date.now() - 60_000 + i));
+    for (let i = 0; i < 60; i++) await store.outbox.enqueueMessage(message(`hook-${i}`), 'webhook', new Date());
+    await worker.start();
+    await until(() => delivered.length === 60, 5_000);
+    expect(hanging).toHaveLength(4); // the mail server holds its four connections, and only those
+    expect(await store.outbox.countByStatus()).toMatchObject({ pending: 60, succeeded: 60 });
+  });
+});

@@ -586,6 +586,44 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     });
   });
 
+  describe('claims per channel', () => {
+    it('take up to the number given for each channel named, and leave the other channels alone', async () => {
+      await openTempStore();
+      const earlier = new Date('2026-01-01T00:00:00Z');
+      const now = new Date(earlier.getTime() + 60_000);
+      const references = ['INQ-CCCCC1', 'INQ-CCCCC2', 'INQ-CCCCC3'];
+      await store.transaction(async (tx) => {
+        await store.inquiries.insertMany(
+          references.map((reference, i) => ({ inquiry: inquiry(reference, earlier), fingerprint: `fp-c-${i}` })),
+          tx,
+        );
+        await store.outbox.enqueue(references, ['email', 'webhook', 'other'], earlier, tx);
+      });
+      await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
+      const claimed = await store.outbox.claimDue(
+        now,
+        new Map([
+          ['email', 2],
+          ['webhook', 10],
+          ['nothing', 5],
+        ]),
+        60_000,
+        'worker',
+      );
+      const of = (channel: string) => claimed.filter((due) => due.delivery.channel === channel);
+      expect(of('email').map((due) => due.payload.kind)).toEqual(['message', 'inquiry']); // the code first, within its channel
+      expect(of('webhook')).toHaveLength(3);
+      expect(of('other')).toEqual([]);
+      const rest = await store.outbox.claimDue(now, new Map([['email', 10]]), 60_000, 'worker');
+      expect(rest.map((due) => due.delivery.channel)).toEqual(['email', 'email']);
+      expect((await store.outbox.claimDue(now, 10, 60_000, 'worker')).map((due) => due.delivery.channel)).toEqual([
+        'other',
+        'other',
+        'other',
+      ]);
+    });
+  });
+
   describe('service messages', () => {
     it('are claimed ahead of older inquiry mail (a person waits for the code), which then follows oldest first', async () => {
       await openTempStore();
