@@ -10,12 +10,17 @@ export interface EmailChannelOptions {
   readonly from: string;
   readonly to: string;
   readonly profile: StudioProfile;
+  /** How long one send may take as a whole (SEND_DEADLINE_MS; tests shorten it). */
+  readonly sendDeadlineMs?: number;
 }
 
 /**
  * Transport settings, added to SMTP_URL's query unless the operator set them there: a small pool of
- * reused connections, and timeouts well inside the worker's lease so a hung server cannot hold a
- * delivery.
+ * reused connections, and timeouts for a server that does not answer. A server that is silent
+ * for the socket timeout mid-conversation fails the attempt, which is retried: after the end of the
+ * data that may mean a second copy, so it is longer than the content checks some servers run
+ * before their reply (RFC 5321 §4.5.3.2.6 gives that reply 10 minutes; 30 s sent a server taking
+ * 45 s a copy at every retry).
  */
 const TRANSPORT_DEFAULTS: Record<string, string> = {
   pool: 'true',
@@ -24,8 +29,15 @@ const TRANSPORT_DEFAULTS: Record<string, string> = {
   maxMessages: 'Infinity',
   connectionTimeout: '10000',
   greetingTimeout: '10000',
-  socketTimeout: '30000',
+  socketTimeout: '120000',
 };
+
+/**
+ * A send as a whole: a server that keeps its connection busy without ever finishing (continuation
+ * lines, a trickle) is never silent for the socket timeout. Past this the attempt fails (retried)
+ * and the transport is replaced, since the stuck connection cannot be told to stop.
+ */
+export const SEND_DEADLINE_MS = 10 * 60_000;
 
 /**
  * One Message-ID per delivery, the same on every attempt: delivery is at least once, and a mail sent
@@ -42,6 +54,10 @@ export function withTransportDefaults(smtpUrl: string): string {
   for (const [name, value] of Object.entries(TRANSPORT_DEFAULTS)) {
     if (!url.searchParams.has(name)) url.searchParams.set(name, value);
   }
+  // A password over smtp: goes out only after STARTTLS: a server that does not offer it (or a
+  // man in the middle that strips the offer) gets no password in clear text, and the attempt fails
+  // (retried) saying so. `?requireTLS=false` for a server that cannot do TLS, knowingly.
+  if (url.protocol === 'smtp:' && url.password !== '' && !url.searchParams.has('requireTLS')) url.searchParams.set('requireTLS', 'true');
   return url.href;
 }
 
@@ -107,10 +123,11 @@ export function composeServiceEmail(message: ServiceMessage, options: Pick<Email
 
 export function createEmailChannel(options: EmailChannelOptions): Channel {
   const transportUrl = new URL(withTransportDefaults(options.smtpUrl));
-  const transport: Transporter = nodemailer.createTransport(transportUrl.href);
+  let transport: Transporter = nodemailer.createTransport(transportUrl.href);
   // Pooled, nodemailer sends on this many connections and queues the rest out of the worker's sight.
   const connections = Number(transportUrl.searchParams.get('maxConnections'));
   const pooled = transportUrl.searchParams.get('pool') === 'true' && Number.isInteger(connections) && connections > 0;
+  const deadlineMs = options.sendDeadlineMs ?? SEND_DEADLINE_MS;
 
   return {
     name: 'email',
@@ -118,11 +135,27 @@ export function createEmailChannel(options: EmailChannelOptions): Channel {
     async send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
       const mail =
         payload.kind === 'inquiry' ? composeInquiryEmail(payload.inquiry, options) : composeServiceEmail(payload.message, options);
+      const used = transport;
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'expired'>((resolve) => {
+        timer = setTimeout(() => resolve('expired'), deadlineMs);
+      });
       try {
-        await transport.sendMail({ ...mail, messageId: messageIdOf(delivery, options.from) });
-        return { outcome: 'succeeded' };
+        const sent = used.sendMail({ ...mail, messageId: messageIdOf(delivery, options.from) }).then(() => 'sent' as const);
+        if ((await Promise.race([sent, expired])) === 'sent') return { outcome: 'succeeded' };
+        // Sends on the other connections of the old transport fail with its closing, and are retried.
+        if (transport === used) {
+          transport = nodemailer.createTransport(transportUrl.href);
+          used.close();
+        }
+        return {
+          outcome: 'retry',
+          error: `the mail server did not finish the send within ${deadlineMs / 1000} s; its connections were closed`,
+        };
       } catch (error) {
         return classifySmtpError(error);
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => transport.close(),

@@ -1,10 +1,12 @@
 // Delivery over real sockets: the app listening on a port, a real SMTP server and a real webhook
 // receiver. Retries, permanent failures and header-injection attempts end to end.
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createEmailChannel } from '../../src/delivery/email.js';
 import { DEFAULT_PACE, PACE_WINDOW_MS } from '../../src/delivery/pacing.js';
+import { loadStudioProfile } from '../../src/studio/profile.js';
 import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
@@ -229,6 +231,126 @@ describe('email to the studio', () => {
     expect(failed?.lastError).toMatch(/550/);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await testApp.services.store.outbox.forReference(reference))[0]?.attempts).toBe(1);
+  });
+});
+
+describe('an SMTP server without STARTTLS', () => {
+  it('is never sent the password over smtp: the attempt fails, to be retried, and says why', async () => {
+    const logins: string[] = [];
+    const server = new SMTPServer({
+      disabledCommands: ['STARTTLS'],
+      authOptional: false,
+      allowInsecureAuth: true,
+      logger: false,
+      onAuth: (auth, _session, callback) => {
+        logins.push(`${auth.username}:${auth.password}`);
+        callback(null, { user: auth.username });
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.server.address() as AddressInfo).port;
+    const channel = createEmailChannel({
+      smtpUrl: `smtp://studio:secret@127.0.0.1:${port}`,
+      from: 'Studio <no-reply@example.com>',
+      to: 'studio@example.com',
+      profile: loadStudioProfile(null),
+    });
+    cleanups.push(async () => {
+      await channel.close?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const result = await channel.send(
+      {
+        id: 'd1',
+        reference: null,
+        channel: 'email',
+        status: 'pending',
+        attempts: 0,
+        lastError: null,
+        queuedAt: new Date(),
+        runAt: new Date(),
+        finishedAt: null,
+      },
+      { kind: 'message', message: { id: 'm1', to: 'ada@example.com', subject: 'Code', body: '123456' } },
+    );
+    expect(result).toMatchObject({ outcome: 'retry', error: expect.stringMatching(/STARTTLS/i) });
+    expect(logins).toEqual([]);
+  });
+});
+
+describe('an SMTP server that never finishes a send', () => {
+  it('fails the attempt at the send deadline, closes its connections, and sends the next mail on new ones', async () => {
+    // A raw SMTP server: after the end of the first connection's data it sends continuation lines
+    // for ever (never silent, so no socket timeout fires); later connections behave.
+    let connectionCount = 0;
+    const received: string[] = [];
+    const server = createTcpServer((socket) => {
+      const stuck = ++connectionCount === 1;
+      let data: string[] | null = null;
+      let buffered = '';
+      socket.on('error', () => {});
+      socket.write('220 test ESMTP\r\n');
+      socket.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('latin1');
+        for (let end = buffered.indexOf('\r\n'); end >= 0; end = buffered.indexOf('\r\n')) {
+          const line = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          if (data !== null) {
+            if (line !== '.') {
+              data.push(line);
+              continue;
+            }
+            const message = data.join('\n');
+            data = null;
+            if (stuck) {
+              const trickle = setInterval(() => socket.write('250-still working\r\n'), 50);
+              socket.once('close', () => clearInterval(trickle));
+            } else {
+              received.push(message);
+              socket.write('250 queued\r\n');
+            }
+          } else if (/^DATA/i.test(line)) {
+            data = [];
+            socket.write('354 go ahead\r\n');
+          } else if (/^QUIT/i.test(line)) socket.end('221 bye\r\n');
+          else socket.write(/^EHLO/i.test(line) ? '250 test\r\n' : '250 OK\r\n');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const port = (server.address() as AddressInfo).port;
+    const channel = createEmailChannel({
+      smtpUrl: `smtp://127.0.0.1:${port}`,
+      from: 'Studio <no-reply@example.com>',
+      to: 'studio@example.com',
+      profile: loadStudioProfile(null),
+      sendDeadlineMs: 1_000,
+    });
+    cleanups.push(async () => {
+      await channel.close?.();
+      server.close();
+    });
+    const message = (id: string) => ({ kind: 'message' as const, message: { id, to: 'ada@example.com', subject: 'Code', body: id } });
+    const delivery = (id: string) => ({
+      id,
+      reference: null,
+      channel: 'email',
+      status: 'pending' as const,
+      attempts: 0,
+      lastError: null,
+      queuedAt: new Date(),
+      runAt: new Date(),
+      finishedAt: null,
+    });
+    const started = performance.now();
+    expect(await channel.send(delivery('first'), message('first'))).toEqual({
+      outcome: 'retry',
+      error: 'the mail server did not finish the send within 1 s; its connections were closed',
+    });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(await channel.send(delivery('second'), message('second'))).toEqual({ outcome: 'succeeded' });
+    expect(received).toHaveLength(1);
+    expect(connectionCount).toBe(2);
   });
 });
 

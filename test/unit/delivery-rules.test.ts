@@ -187,4 +187,12 @@ describe('email', () => {
     expect(url.searchParams.get('connectionTimeout')).toBe('10000');
     expect(url.username).toBe('u');
   });
+
+  it('sends a password over smtp: only after STARTTLS, unless the operator says otherwise', () => {
+    const requireTls = (smtpUrl: string) => new URL(withTransportDefaults(smtpUrl)).searchParams.get('requireTLS');
+    expect(requireTls('smtp://u:p@mail.example.com:587')).toBe('true');
+    expect(requireTls('smtp://u:p@mail.example.com:587?requireTLS=false')).toBe('false');
+    expect(requireTls('smtp://mail.example.com:25')).toBeNull(); // no password to protect
+    expect(requireTls('smtps://u:p@mail.example.com:465')).toBeNull(); // TLS from the first byte
+  });
 });
