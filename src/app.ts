@@ -94,7 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   let closing = false;
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-  const rawAnswers = new RawAnswers(headers, deps.logger);
+  const rawAnswers = new RawAnswers(headers, deps.logger, requestTimeoutMs);
   /** Requests are counted for /metrics only where it is served. */
   const counted = config.metricsToken ? deps.metrics : undefined;
   const app = Fastify({

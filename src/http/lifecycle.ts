@@ -8,9 +8,9 @@ import type { Config } from '../config.js';
 import { settlesWithin } from '../deadline.js';
 
 /**
- * On shutdown, a request whose body has not fully arrived by then is cut off: the server sets no
- * request timeout, so a client that sent its headers and part of a body (a stalled upload) could
- * otherwise hold its request open past the deadline.
+ * On shutdown, a request whose body has not fully arrived by then is cut off: the request timeout
+ * (30 s, src/http/raw-server.ts) is longer than the shutdown deadline, so a client that sent its
+ * headers and part of a body (a stalled upload) would otherwise hold its request open past it.
  */
 export const UPLOAD_DRAIN_MS = 2_000;
 /**

@@ -19,11 +19,17 @@ export const HEADERS_TIMEOUT_MS = 15_000;
 /** How often Node looks for requests past those limits (its default, 30 s, would double them). */
 export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-/** Options of Node's HTTP server for these limits (see REQUEST_TIMEOUT_MS). */
-export const serverTimeouts = (requestTimeoutMs: number) => ({
-  headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
-  connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, requestTimeoutMs),
-});
+/** How long a CONNECT's answer may take to be read before its socket is closed regardless. */
+const CONNECT_ANSWER_MS = 5_000;
+
+/** Options of Node's HTTP server for these limits (see REQUEST_TIMEOUT_MS); a timeout of at least 1 s. */
+export function serverTimeouts(requestTimeoutMs: number) {
+  if (!(requestTimeoutMs >= 1_000)) throw new Error(`a request timeout of ${requestTimeoutMs} ms is below 1 s`);
+  return {
+    headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
+    connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, requestTimeoutMs),
+  };
+}
 
 /**
  * The connection-level answers of one server. `refuse` is Fastify's clientErrorHandler; `watch`
@@ -33,30 +39,41 @@ export class RawAnswers {
   /** Per connection, the requests not yet answered (pipelined ones wait their turn). */
   private readonly unanswered = new WeakMap<Socket, Set<IncomingMessage>>();
   /** Per connection, a refusal waiting for the answers to the requests before it. */
-  private readonly pendingRefusal = new WeakMap<Socket, () => void>();
+  private readonly pendingRefusal = new WeakMap<Socket, { readonly waitFor: Set<IncomingMessage>; readonly answer: () => void }>();
 
   constructor(
     private readonly headers: Readonly<Record<string, string>>,
     private readonly logger: Pick<Logger, 'debug'>,
+    private readonly requestTimeoutMs: number,
   ) {}
 
   /**
    * A request Node's parser refused (or that took too long to arrive). Requests pipelined before it
    * on the connection that have arrived whole are answered first, in order (RFC 9112 §9.3.2): a
    * valid inquiry followed by garbage in one packet was stored, and its client would otherwise
-   * have read only the 400. One still arriving is what was refused: answered at once.
+   * have read only the 400. A request still arriving (its body refused, or too slow) is the refused
+   * one, never answered otherwise: not waited for. Nor is anything waited for longer than a request
+   * may take to arrive.
    */
   readonly refuse = (error: NodeJS.ErrnoException, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const requestId = randomUUID();
     this.logger.debug({ requestId, code: error.code }, 'request refused by the HTTP parser');
+    let answered = false;
     const answer = () => {
+      if (answered) return;
+      answered = true;
+      this.pendingRefusal.delete(socket);
       if (socket.writable) socket.write(clientErrorResponse(error.code, this.headers, requestId));
       socket.destroy();
     };
-    const before = this.unanswered.get(socket);
-    if (before && before.size > 0 && [...before].every((request) => request.complete)) this.pendingRefusal.set(socket, answer);
-    else answer();
+    const waitFor = new Set([...(this.unanswered.get(socket) ?? [])].filter((request) => request.complete));
+    if (waitFor.size === 0) {
+      answer();
+      return;
+    }
+    this.pendingRefusal.set(socket, { waitFor, answer });
+    setTimeout(answer, this.requestTimeoutMs).unref();
   };
 
   watch(server: Server): void {
@@ -68,9 +85,9 @@ export class RawAnswers {
       response.once('close', () => {
         unanswered.delete(request);
         const refusal = this.pendingRefusal.get(socket);
-        if (unanswered.size > 0 || refusal === undefined) return;
-        this.pendingRefusal.delete(socket);
-        refusal();
+        if (refusal === undefined) return;
+        refusal.waitFor.delete(request);
+        if (refusal.waitFor.size === 0) refusal.answer();
       });
     });
     // Node answers an Expect other than 100-continue with a bare 417 (RFC 9110 §10.1.1).
@@ -88,10 +105,14 @@ export class RawAnswers {
         })
         .end(body);
     });
-    // CONNECT asks for a tunnel, which an origin server does not offer (Node closed the socket silently).
+    // CONNECT asks for a tunnel, which an origin server does not offer (Node closed the socket
+    // silently). The socket is ours now, without Node's error handler or timeouts: an error on it
+    // (the client reset it) must not be thrown, and it is closed once answered, or after a while.
     server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => {});
       const answer = problem(501, 'not_implemented', 'CONNECT is not served here: this is no proxy.');
-      if (!socket.destroyed) socket.end(rawProblemResponse(answer, this.headers, randomUUID()));
+      socket.end(rawProblemResponse(answer, this.headers, randomUUID()), () => socket.destroy());
+      setTimeout(() => socket.destroy(), CONNECT_ANSWER_MS).unref();
     });
   }
 }

@@ -145,6 +145,30 @@ describe('every response', () => {
     expect(await testApp.services.store.inquiries.findByReference(reference ?? '')).toBeDefined();
   });
 
+  it('answers the requests pipelined before one whose body the parser refuses, then refuses it', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    const body = JSON.stringify(validInquiry());
+    const inquiry = `POST /api/contact HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    // Its headers are fine (the app has it), its first chunk size is not a number.
+    const badChunk = 'POST /api/contact HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n';
+    const { received } = await rawExchange(`${inquiry}${badChunk}`);
+    expect([...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1])).toEqual(['200', '400']);
+    expect(await testApp.services.store.inquiries.list({ limit: 10 })).toHaveLength(1);
+  });
+
+  it('survives a CONNECT whose client resets the connection without reading the answer', async () => {
+    testApp = await startTestApp({ startWorker: false, listen: true });
+    for (let i = 0; i < 20; i++) {
+      const socket: Socket = connect(Number(new URL(testApp.baseUrl).port), '127.0.0.1');
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('CONNECT a:1 HTTP/1.1\r\nHost: a\r\n\r\n');
+      socket.resetAndDestroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await fetch(`${testApp.baseUrl}/api/health`)).status).toBe(200);
+  });
+
   it('answers an Expect it does not know with 417, and CONNECT with 501, as problem+json with the usual headers', async () => {
     testApp = await startTestApp({ startWorker: false, listen: true });
     const body = JSON.stringify(validInquiry());
