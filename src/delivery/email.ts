@@ -34,8 +34,8 @@ const TRANSPORT_DEFAULTS: Record<string, string> = {
 
 /**
  * A send as a whole: a server that keeps its connection busy without ever finishing (continuation
- * lines, a trickle) is never silent for the socket timeout. Past this the attempt fails (retried)
- * and the transport is replaced, since the stuck connection cannot be told to stop.
+ * lines, a trickle) is never silent for the socket timeout. Past this the send is aborted, which
+ * closes its connection only (the pool's other sends go on), and the attempt fails, to be retried.
  */
 export const SEND_DEADLINE_MS = 10 * 60_000;
 
@@ -56,8 +56,9 @@ export function withTransportDefaults(smtpUrl: string): string {
   }
   // A password over smtp: goes out only after STARTTLS: a server that does not offer it (or a
   // man in the middle that strips the offer) gets no password in clear text, and the attempt fails
-  // (retried) saying so. `?requireTLS=false` for a server that cannot do TLS, knowingly.
-  if (url.protocol === 'smtp:' && url.password !== '' && !url.searchParams.has('requireTLS')) url.searchParams.set('requireTLS', 'true');
+  // (retried) saying so, unless the URL chooses otherwise (requireTLS=false, ignoreTLS, …).
+  const tlsChosen = ['requireTLS', 'ignoreTLS', 'opportunisticTLS', 'secure'].some((name) => url.searchParams.has(name));
+  if (url.protocol === 'smtp:' && url.password !== '' && !tlsChosen) url.searchParams.set('requireTLS', 'true');
   return url.href;
 }
 
@@ -123,7 +124,7 @@ export function composeServiceEmail(message: ServiceMessage, options: Pick<Email
 
 export function createEmailChannel(options: EmailChannelOptions): Channel {
   const transportUrl = new URL(withTransportDefaults(options.smtpUrl));
-  let transport: Transporter = nodemailer.createTransport(transportUrl.href);
+  const transport: Transporter = nodemailer.createTransport(transportUrl.href);
   // Pooled, nodemailer sends on this many connections and queues the rest out of the worker's sight.
   const connections = Number(transportUrl.searchParams.get('maxConnections'));
   const pooled = transportUrl.searchParams.get('pool') === 'true' && Number.isInteger(connections) && connections > 0;
@@ -135,27 +136,16 @@ export function createEmailChannel(options: EmailChannelOptions): Channel {
     async send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
       const mail =
         payload.kind === 'inquiry' ? composeInquiryEmail(payload.inquiry, options) : composeServiceEmail(payload.message, options);
-      const used = transport;
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<'expired'>((resolve) => {
-        timer = setTimeout(() => resolve('expired'), deadlineMs);
-      });
       try {
-        const sent = used.sendMail({ ...mail, messageId: messageIdOf(delivery, options.from) }).then(() => 'sent' as const);
-        if ((await Promise.race([sent, expired])) === 'sent') return { outcome: 'succeeded' };
-        // Sends on the other connections of the old transport fail with its closing, and are retried.
-        if (transport === used) {
-          transport = nodemailer.createTransport(transportUrl.href);
-          used.close();
-        }
-        return {
-          outcome: 'retry',
-          error: `the mail server did not finish the send within ${deadlineMs / 1000} s; its connections were closed`,
-        };
+        const signal = AbortSignal.timeout(deadlineMs);
+        await transport.sendMail({ ...mail, messageId: messageIdOf(delivery, options.from), signal });
+        return { outcome: 'succeeded' };
       } catch (error) {
+        if ((error as { code?: unknown }).code === 'EABORT') {
+          const detail = `the mail server did not finish the send within ${deadlineMs / 1000} s; its connection was closed`;
+          return { outcome: 'retry', error: detail };
+        }
         return classifySmtpError(error);
-      } finally {
-        clearTimeout(timer);
       }
     },
     close: () => transport.close(),

@@ -192,6 +192,7 @@ describe('email', () => {
     const requireTls = (smtpUrl: string) => new URL(withTransportDefaults(smtpUrl)).searchParams.get('requireTLS');
     expect(requireTls('smtp://u:p@mail.example.com:587')).toBe('true');
     expect(requireTls('smtp://u:p@mail.example.com:587?requireTLS=false')).toBe('false');
+    expect(requireTls('smtp://u:p@localhost:1025?ignoreTLS=true')).toBeNull(); // a local test server, chosen so
     expect(requireTls('smtp://mail.example.com:25')).toBeNull(); // no password to protect
     expect(requireTls('smtps://u:p@mail.example.com:465')).toBeNull(); // TLS from the first byte
   });
