@@ -236,6 +236,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('idempotency_keys').addColumn('outcome', 'text').execute();
     },
   },
+  '010_deliveries_due_by_channel': {
+    // Each channel's deliveries are claimed apart (the worker's places are per channel): this finds
+    // one channel's due ones without walking another's backlog, such as the mail piling up while a
+    // mail server is down.
+    async up(db) {
+      await db.schema.createIndex('deliveries_due_by_channel').on('deliveries').columns(['status', 'channel', 'run_at']).execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

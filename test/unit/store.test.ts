@@ -509,6 +509,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const older = await openDatabase(database.config);
       await sql`drop table delivery_successes`.execute(older.db);
       await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
+      await sql`drop index deliveries_due_by_channel`.execute(older.db);
       await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await older.db.destroy();
 
@@ -529,6 +530,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const older = await openExistingDatabase(database.config);
       await sql`drop table delivery_successes`.execute(older.db);
       await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
+      await sql`drop index deliveries_due_by_channel`.execute(older.db);
       await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await sql`alter table deliveries rename to deliveries_away`.execute(older.db);
       await older.db.destroy();
@@ -543,6 +545,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       expect((await readSchemaVersion(upgraded.db as unknown as Kysely<unknown>)).applied.filter((name) => name >= '008')).toEqual([
         '008_delivery_success_counts',
         '009_idempotency_key_outcome',
+        '010_deliveries_due_by_channel',
       ]);
       expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     });
