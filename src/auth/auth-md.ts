@@ -108,7 +108,7 @@ ${FENCE}text
 ${confirmationText(profile, 'INQ-7K2M9Q')}
 ${FENCE}
 
-- \`Idempotency-Key\`: 1–255 visible ASCII characters. The same key with the same body answers the same response, with \`Idempotent-Replayed: true\`, for 24 hours. The same key with another body answers 422.
+- \`Idempotency-Key\`: 1–255 visible ASCII characters, no spaces or double quotes (one header, the key bare or in quotes). The same key with the same body answers the same response, with \`Idempotent-Replayed: true\`, for 24 hours. The same key with another body answers 422.
 - With or without a key, the same email and message within 10 minutes fold into the first inquiry (same reference); only the first is stored, with the names, company and client it came with.
 
 Errors are \`application/problem+json\` (RFC 9457). \`errors\` appears on validation errors only:
