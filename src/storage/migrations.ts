@@ -239,9 +239,12 @@ const migrations: Record<string, Migration> = {
   '010_deliveries_due_by_channel': {
     // Each channel's deliveries are claimed apart (the worker's places are per channel): this finds
     // one channel's due ones without walking another's backlog, such as the mail piling up while a
-    // mail server is down.
+    // mail server is down. It replaces (status, run_at), which nothing reads any more (counts by
+    // status and channel, and the CLI's failed and dead deliveries, read this one): one index to
+    // keep up with each delivery's changes, as before.
     async up(db) {
       await db.schema.createIndex('deliveries_due_by_channel').on('deliveries').columns(['status', 'channel', 'run_at']).execute();
+      await db.schema.dropIndex('deliveries_due').ifExists().execute();
     },
   },
 };
