@@ -137,6 +137,23 @@ export class DeliveryWorker {
     clearInterval(this.renewTimer);
     this.renewTimer = setInterval(() => void this.renewLeases(), this.leaseMs / RENEWALS_PER_LEASE).unref();
     this.wake();
+    void this.warnOfOtherChannels();
+  }
+
+  /**
+   * Deliveries of a channel this process is not configured with (a webhook removed from the
+   * configuration) are left pending for a process that has it: said once at start, so that they
+   * are not forgotten. A count that cannot be read is no reason to say anything.
+   */
+  private async warnOfOtherChannels(): Promise<void> {
+    const counts = await this.options.store.outbox.countByChannelAndStatus().catch(() => []);
+    for (const { channel, status, count } of counts) {
+      if (status !== 'pending' || count === 0 || this.channels.has(channel)) continue;
+      this.options.logger.warn(
+        { channel, pending: count },
+        `${count} ${channel} deliveries are pending, but this instance has no ${channel} channel configured: they wait for one that has`,
+      );
+    }
   }
 
   /** An inquiry's deliveries were committed: send them (and count the inquiry towards the pace). */

@@ -356,6 +356,52 @@ describe('delivery worker with sends waiting for a connection of their channel',
   });
 });
 
+describe('delivery worker with deliveries of a channel it is not configured with', () => {
+  it('leaves them pending for an instance that has the channel, and says so once at start', async () => {
+    const database = await freshSqlite();
+    const store = createStore(await openDatabase(database.config));
+    const lines: string[] = [];
+    const sent: string[] = [];
+    const email: Channel = {
+      name: 'email',
+      async send(delivery) {
+        sent.push(delivery.id);
+        return { outcome: 'succeeded' };
+      },
+    };
+    const worker = new DeliveryWorker({
+      store,
+      channels: [email],
+      logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }),
+      pollIntervalMs: 20,
+    });
+    cleanups.push(async () => {
+      await worker.stop();
+      await store.close();
+      await database.drop();
+    });
+    const message = (id: string) => ({ id, to: 'studio@example.com', subject: 'Inquiry', body: id });
+    await store.outbox.enqueueMessage(message('mail'), 'email', new Date());
+    for (const id of ['hook-1', 'hook-2']) await store.outbox.enqueueMessage(message(id), 'webhook', new Date());
+    await worker.start();
+    await until(() => sent.length === 1);
+    await sleep(100);
+    expect(await store.outbox.countByChannelAndStatus()).toEqual(
+      expect.arrayContaining([
+        { channel: 'webhook', status: 'pending', count: 2 },
+        { channel: 'email', status: 'succeeded', count: 1 },
+      ]),
+    );
+    const warnings = lines.map((line) => JSON.parse(line) as { msg: string; channel?: string; pending?: number });
+    expect(warnings.filter((line) => line.channel === 'webhook')).toEqual([
+      expect.objectContaining({
+        pending: 2,
+        msg: '2 webhook deliveries are pending, but this instance has no webhook channel configured: they wait for one that has',
+      }),
+    ]);
+  });
+});
+
 describe('delivery worker with a channel whose receiver hangs', () => {
   it('keeps delivering on the other channels: a channel holds only its own places', async () => {
     const database = await freshSqlite();
