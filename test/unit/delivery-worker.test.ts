@@ -356,31 +356,40 @@ describe('delivery worker with sends waiting for a connection of their channel',
   });
 });
 
+/** A store on a fresh SQLite file, closed and dropped after the test (after the cleanups pushed later). */
+async function freshStore(): Promise<Store> {
+  const database = await freshSqlite();
+  const store = createStore(await openDatabase(database.config));
+  cleanups.push(async () => {
+    await store.close();
+    await database.drop();
+  });
+  return store;
+}
+
+/** A channel whose every send succeeds, noting the delivery's id. */
+const recording = (name: string, sent: string[]): Channel => ({
+  name,
+  async send(delivery) {
+    sent.push(delivery.id);
+    return { outcome: 'succeeded' };
+  },
+});
+
+const message = (id: string) => ({ id, to: 'studio@example.com', subject: 'Inquiry', body: id });
+
 describe('delivery worker with deliveries of a channel it is not configured with', () => {
   it('leaves them pending for an instance that has the channel, and says so once at start', async () => {
-    const database = await freshSqlite();
-    const store = createStore(await openDatabase(database.config));
+    const store = await freshStore();
     const lines: string[] = [];
     const sent: string[] = [];
-    const email: Channel = {
-      name: 'email',
-      async send(delivery) {
-        sent.push(delivery.id);
-        return { outcome: 'succeeded' };
-      },
-    };
     const worker = new DeliveryWorker({
       store,
-      channels: [email],
+      channels: [recording('email', sent)],
       logger: pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }),
       pollIntervalMs: 20,
     });
-    cleanups.push(async () => {
-      await worker.stop();
-      await store.close();
-      await database.drop();
-    });
-    const message = (id: string) => ({ id, to: 'studio@example.com', subject: 'Inquiry', body: id });
+    cleanups.push(() => worker.stop());
     await store.outbox.enqueueMessage(message('mail'), 'email', new Date());
     for (const id of ['hook-1', 'hook-2']) await store.outbox.enqueueMessage(message(id), 'webhook', new Date());
     await worker.start();
@@ -404,8 +413,7 @@ describe('delivery worker with deliveries of a channel it is not configured with
 
 describe('delivery worker with a channel whose receiver hangs', () => {
   it('keeps delivering on the other channels: a channel holds only its own places', async () => {
-    const database = await freshSqlite();
-    const store = createStore(await openDatabase(database.config));
+    const store = await freshStore();
     const hanging: ((result: SendResult) => void)[] = [];
     const email: Channel = {
       name: 'email',
@@ -413,22 +421,13 @@ describe('delivery worker with a channel whose receiver hangs', () => {
       send: () => new Promise<SendResult>((resolve) => hanging.push(resolve)),
     };
     const delivered: string[] = [];
-    const webhook: Channel = {
-      name: 'webhook',
-      async send(delivery) {
-        delivered.push(delivery.id);
-        return { outcome: 'succeeded' };
-      },
-    };
+    const webhook = recording('webhook', delivered);
     const worker = new DeliveryWorker({ store, channels: [email, webhook], logger: pino({ level: 'silent' }), pollIntervalMs: 20 });
     cleanups.push(async () => {
       for (const resolve of hanging) resolve({ outcome: 'retry', error: 'the test ended' });
       await worker.stop();
-      await store.close();
-      await database.drop();
     });
     // The mails are the oldest due: claimed by age alone, they filled every place of the worker.
-    const message = (id: string) => ({ id, to: 'studio@example.com', subject: 'Inquiry', body: id });
     for (let i = 0; i < 60; i++) await store.outbox.enqueueMessage(message(`mail-${i}`), 'email', new Date(Date.now() - 60_000 + i));
     for (let i = 0; i < 60; i++) await store.outbox.enqueueMessage(message(`hook-${i}`), 'webhook', new Date());
     await worker.start();
