@@ -41,13 +41,26 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
+/** How much of a redirect's Location the error keeps. */
+const LOCATION_SHOWN_MAX = 200;
+
 /**
  * A 2xx ends the delivery; 4xx other than 408 and 429 is permanent; anything else is retried, no
- * sooner than the receiver's Retry-After if it sent one (Standard Webhooks, "Retry schedule").
+ * sooner than the receiver's Retry-After if it sent one (Standard Webhooks, "Retry schedule"). A
+ * redirect is not followed (the signed body would go where the receiver says): its error names the
+ * target, so that the operator can see what WEBHOOK_URL should be (an http URL moved to https, say).
  */
-export function classifyWebhookStatus(status: number, retryAfter: string | null = null, now = new Date()): SendResult {
+export function classifyWebhookStatus(
+  status: number,
+  { retryAfter = null, location = null }: { retryAfter?: string | null; location?: string | null } = {},
+  now = new Date(),
+): SendResult {
   if (status >= 200 && status < 300) return { outcome: 'succeeded' };
-  const error = `webhook answered HTTP ${status}`;
+  let error = `webhook answered HTTP ${status}`;
+  if (status >= 300 && status < 400 && location) {
+    const shown = location.length > LOCATION_SHOWN_MAX ? `${location.slice(0, LOCATION_SHOWN_MAX)}…` : location;
+    error += `, a redirect to ${shown} (not followed: WEBHOOK_URL must be the address that answers)`;
+  }
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) return { outcome: 'failed', error };
   const retryAfterMs = retryAfterDelayMs(retryAfter, now);
   return retryAfterMs === undefined ? { outcome: 'retry', error } : { outcome: 'retry', error, retryAfterMs };
@@ -93,7 +106,10 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
           signal: AbortSignal.timeout(timeoutMs),
         });
         await response.body?.cancel();
-        return classifyWebhookStatus(response.status, response.headers.get('retry-after'));
+        return classifyWebhookStatus(response.status, {
+          retryAfter: response.headers.get('retry-after'),
+          location: response.headers.get('location'),
+        });
       } catch (error) {
         const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
         return { outcome: 'retry', error: `webhook request failed: ${reason}` };

@@ -443,8 +443,9 @@ export class DeliveryWorker {
     }
     const durationMs = performance.now() - started;
     const failures = delivery.attempts + 1;
-    const attempt = { attemptedAt, outcome: result.outcome, error: result.outcome === 'succeeded' ? null : result.error, durationMs };
     const outcome = this.outcomeOf(delivery, result);
+    // The attempt that spends the retry window is recorded as `dead`, as the delivery is.
+    const attempt = { attemptedAt, outcome: outcome.outcome, error: outcome.outcome === 'succeeded' ? null : outcome.error, durationMs };
     let recorded: boolean;
     try {
       recorded = await this.record(delivery, attempt, outcome);

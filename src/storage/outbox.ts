@@ -25,7 +25,8 @@ export interface DeliveryRecord {
 export interface DeliveryAttempt {
   readonly attempt: number;
   readonly attemptedAt: Date;
-  readonly outcome: 'succeeded' | 'retry' | 'failed';
+  /** `retry`: failed, to be tried again; `failed`: refused for good; `dead`: failed with the retry window spent. */
+  readonly outcome: 'succeeded' | 'retry' | 'failed' | 'dead';
   readonly error: string | null;
   readonly durationMs: number;
 }

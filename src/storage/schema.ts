@@ -48,7 +48,7 @@ export interface DeliveryAttemptsTable {
   delivery_id: string;
   attempt: number;
   attempted_at: number;
-  outcome: 'succeeded' | 'retry' | 'failed';
+  outcome: 'succeeded' | 'retry' | 'failed' | 'dead';
   error: string | null;
   duration_ms: number;
 }

@@ -489,6 +489,27 @@ describe('webhook', () => {
     expect(receiver.received).toHaveLength(3);
   });
 
+  it('does not follow a redirect: the attempt is retried, and the error names where it pointed', async () => {
+    const receiver = await webhookReceiver();
+    receiver.script.push({ status: 308, headers: { location: 'https://hooks.example.com/inquiry' } });
+    const testApp = await app(
+      { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET },
+      { baseMs: 20, capMs: 40, windowMs: 60_000 },
+    );
+    const reference = await submit(testApp, validInquiry());
+    const [delivered] = await until(
+      () => testApp.services.store.outbox.forReference(reference),
+      ([d]) => d?.status === 'succeeded',
+    );
+    const [redirected] = await testApp.services.store.outbox.attempts(delivered?.id ?? '');
+    expect(redirected).toMatchObject({
+      outcome: 'retry',
+      error:
+        'webhook answered HTTP 308, a redirect to https://hooks.example.com/inquiry (not followed: WEBHOOK_URL must be the address that answers)',
+    });
+    expect(receiver.received).toHaveLength(2);
+  });
+
   it('gives a delivery up as dead when the retry window is spent, and a re-queue starts a new window', async () => {
     const receiver = await webhookReceiver();
     receiver.script.push(...Array.from({ length: 100 }, () => 503));
@@ -500,6 +521,10 @@ describe('webhook', () => {
     );
     expect(dead?.attempts).toBeGreaterThanOrEqual(2);
     expect(receiver.received[0]?.headers['webhook-signature']).toBeUndefined();
+    // The attempt that spent the window says so; those before it were retried.
+    const attempts = await testApp.services.store.outbox.attempts(dead?.id ?? '');
+    expect(attempts.map((attempt) => attempt.outcome)).toEqual([...Array(attempts.length - 1).fill('retry'), 'dead']);
+    expect(attempts.at(-1)?.error).toBe('webhook answered HTTP 503');
 
     // Re-queued (as the CLI does), it gets a fresh retry window: two more failures, then success.
     receiver.script.splice(0, receiver.script.length, 503, 503, 200);

@@ -88,15 +88,29 @@ describe('webhook', () => {
 
   it('retries a 429 or 503 no sooner than its Retry-After, up to the backoff cap, and never sooner than the backoff', () => {
     const now = new Date('2026-01-01T00:00:00Z');
-    const asked = classifyWebhookStatus(503, '600', now);
+    const asked = classifyWebhookStatus(503, { retryAfter: '600' }, now);
     expect(asked).toEqual({ outcome: 'retry', error: 'webhook answered HTTP 503', retryAfterMs: 600_000 });
     const at = (askedMs?: number) => nextAttemptAt(now, now, 1, DEFAULT_RETRY_POLICY, () => 1, askedMs)?.getTime() ?? 0;
     expect(at(600_000) - now.getTime()).toBe(600_000);
     expect(at(1_000) - now.getTime()).toBe(10_000);
     expect(at(7 * 24 * 3_600_000) - now.getTime()).toBe(DEFAULT_RETRY_POLICY.capMs);
     expect(at() - now.getTime()).toBe(10_000);
-    expect(classifyWebhookStatus(429, 'later').outcome).toBe('retry');
-    expect(classifyWebhookStatus(429, 'later')).not.toHaveProperty('retryAfterMs');
+    expect(classifyWebhookStatus(429, { retryAfter: 'later' }).outcome).toBe('retry');
+    expect(classifyWebhookStatus(429, { retryAfter: 'later' })).not.toHaveProperty('retryAfterMs');
+  });
+
+  it('names the target of a redirect, which is not followed, in the error: cut short, and only for a 3xx', () => {
+    const to = 'https://hooks.example.com/inquiry';
+    expect(classifyWebhookStatus(301, { location: to })).toEqual({
+      outcome: 'retry',
+      error: `webhook answered HTTP 301, a redirect to ${to} (not followed: WEBHOOK_URL must be the address that answers)`,
+    });
+    expect(classifyWebhookStatus(302)).toEqual({ outcome: 'retry', error: 'webhook answered HTTP 302' });
+    expect(classifyWebhookStatus(503, { location: to })).toEqual({ outcome: 'retry', error: 'webhook answered HTTP 503' });
+    const long = classifyWebhookStatus(307, { location: `https://hooks.example.com/${'a'.repeat(1_000)}` });
+    expect(long.outcome === 'retry' && long.error).toBe(
+      `webhook answered HTTP 307, a redirect to https://hooks.example.com/${'a'.repeat(200 - 26)}… (not followed: WEBHOOK_URL must be the address that answers)`,
+    );
   });
 
   it.each([
