@@ -24,16 +24,17 @@
 //
 // Beside req/s the table shows the CPU time each server process spent per request (from
 // /proc/<pid>/stat, Linux only): a cost that noise from other tenants disturbs far less than req/s.
-// The PostgreSQL rows split the processor time of a load between the instances and PostgreSQL, and
-// give the share of the cores left idle: what decides whether two instances can beat one here; and
+// The PostgreSQL rows split the processor time of a load between the instances, PostgreSQL and the
+// load generator, and give the share of the cores left idle: what decides whether two instances can beat one here; and
 // how many inquiries a write transaction carried (two committers share the connections, so their
 // batches are smaller).
 //
 // Setup: a real SMTP server (bench/sink.ts) and two child processes on 127.0.0.1 only — the service
 // (`node --import tsx src/main.ts`, a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
-// and the two bare servers. autocannon drives the load from this process. Progress goes to stderr; the
-// results are printed to stdout as a markdown table (nothing is written to the repository). Both
-// children, the sink and the temp dir are cleaned up on success, failure, Ctrl-C or the hard time limit.
+// and the two bare servers. wrk drives the load (bench/load.ts; Debian's `wrk` must be installed).
+// Progress goes to stderr; the results are printed to stdout as a markdown table (nothing is
+// written to the repository). The children, wrk, the sink and the temp dir are cleaned up on
+// success, failure, Ctrl-C or the hard time limit.
 //
 // Knobs (environment, all optional): BENCH_HEALTH_SECONDS (10), BENCH_HEALTH_ROUNDS (2),
 // BENCH_CONTACT_SECONDS (10), BENCH_CONTACT_CONNECTIONS (50), BENCH_WARMUP_SECONDS (3), BENCH_POSTGRES_ROUNDS (2),
@@ -42,7 +43,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import autocannon from 'autocannon';
+import { type Load, type LoadResult, startLoad } from './load.js';
 import { createPostgresBench, type PostgresBench, TARGET_POSTGRES_INQUIRIES_PER_S } from './postgres.js';
 import {
   assertRunning,
@@ -68,7 +69,7 @@ const POSTGRES_ROUNDS = Math.max(1, Math.floor(knob('BENCH_POSTGRES_ROUNDS', 2))
 const STARTUP_TIMEOUT_MS = 30_000;
 /** `npm run bench -- --postgres` adds the PostgreSQL mode (one and two instances). */
 const POSTGRES = process.argv.includes('--postgres');
-/** Inquiries committed while autocannon cuts its connections at the end of a load: at most one per
+/** Inquiries committed while wrk cuts its connections at the end of a load: at most one per
  * connection per load (two loads on SQLite; on PostgreSQL a warm-up, then three a round). */
 const UNANSWERED_MAILS_ALLOWED = 2 * CONTACT_CONNECTIONS;
 const POSTGRES_UNANSWERED_MAILS_ALLOWED = (1 + 3 * POSTGRES_ROUNDS) * CONTACT_CONNECTIONS;
@@ -80,7 +81,6 @@ const TARGET_RATIO = 0.95;
 const TARGET_INQUIRIES_PER_S = 5_000;
 const TARGET_P99_MS = 50;
 
-const REFERENCE = /INQ-[0-9A-Z]{6}/;
 /** Extra node flags for every service process the bench starts (BENCH_SERVICE_NODE_ARGS). */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
 
@@ -104,6 +104,8 @@ interface ContactResult {
   readonly seconds: number;
   /** Service CPU per accepted inquiry, in µs, including the delivery work done meanwhile. */
   readonly cpuUsPerInquiry: number | undefined;
+  /** The processor time the load generator used, in ms. */
+  readonly loadCpuMs: number | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -117,13 +119,14 @@ let bare: ServerProcess | undefined;
 let bareHeaders: ServerProcess | undefined;
 let postgres: PostgresBench | undefined;
 let tempDir: string | undefined;
-let currentLoad: autocannon.Instance | undefined;
+/** The loads running (two at once on two PostgreSQL instances). */
+const loads = new Set<Load>();
 let cleaning: Promise<void> | undefined;
 let aborted = false;
 
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
-    currentLoad?.stop();
+    for (const running of loads) running.stop();
     await Promise.allSettled([
       service?.stop(),
       bare?.stop(),
@@ -295,7 +298,7 @@ async function main(): Promise<number> {
       verdict(contact.non2xx + contact.errors + contact.withoutReference === 0),
     ],
     ['delivered (warm-up + measured)', `${delivered}/${accepted.size}`, 'all', verdict(sqliteDrain)],
-    // Inquiries committed while autocannon was cutting its connections at the end of a run are
+    // Inquiries committed while wrk was cutting its connections at the end of a run are
     // mailed although their 200 was never read: expected, and at most one per connection per run.
     [
       'mails for unanswered requests / duplicate mails',
@@ -347,24 +350,27 @@ async function main(): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // Load
 
-function load(options: autocannon.Options): Promise<autocannon.Result> {
-  return new Promise((resolvePromise, reject) => {
-    if (aborted) return reject(new Error('aborted'));
-    currentLoad = autocannon(options, (error, result) => {
-      currentLoad = undefined;
-      if (error) reject(error);
-      else resolvePromise(result);
-    });
-  });
+let loadsStarted = 0;
+const RUN_ID = Date.now().toString(36);
+
+async function load(url: string, connections: number, seconds: number): Promise<LoadResult> {
+  if (aborted) throw new Error('aborted');
+  const running = startLoad({ url, connections, seconds, tag: `${RUN_ID}-${++loadsStarted}` });
+  loads.add(running);
+  try {
+    return await running.result;
+  } finally {
+    loads.delete(running);
+  }
 }
 
 async function measureHealth(server: ServerProcess, seconds: number): Promise<HealthSample> {
   const cpuBefore = server.cpuMs();
-  const result = await load({ url: `${server.baseUrl}/api/health`, connections: HEALTH_CONNECTIONS, pipelining: 1, duration: seconds });
+  const result = await load(`${server.baseUrl}/api/health`, HEALTH_CONNECTIONS, seconds);
   assertRunning(server);
   return {
-    reqPerS: result.requests.average,
-    cpuUsPerReq: cpuPer(server, cpuBefore, result.requests.total),
+    reqPerS: result.requests / result.seconds,
+    cpuUsPerReq: cpuPer(server, cpuBefore, result.requests),
     non2xx: result.non2xx,
     errors: result.errors,
   };
@@ -377,61 +383,24 @@ function cpuPer(server: ServerProcess, cpuBefore: number | undefined, units: num
   return ((cpuAfter - cpuBefore) * 1000) / units;
 }
 
-let sequence = 0;
-const RUN_ID = Date.now().toString(36);
-
-/** A valid inquiry no other request of this run repeats (so none folds into a duplicate). */
-function uniqueInquiry(): string {
-  const n = ++sequence;
-  return JSON.stringify({
-    firstName: 'Ada',
-    lastName: `Bench ${n}`,
-    email: `bench-${RUN_ID}-${n}@example.com`,
-    company: 'Analytical Engines Ltd',
-    message: `Load test inquiry ${RUN_ID}-${n}: we need a new website for our engine, launching in spring.`,
-  });
-}
-
 async function measureContact(server: ServerProcess, seconds: number, connections: number, accepted: Set<string>): Promise<ContactResult> {
-  let withoutReference = 0;
-  let acceptedHere = 0;
   const cpuBefore = server.cpuMs();
-  const result = await load({
-    url: server.baseUrl,
-    connections,
-    pipelining: 1,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path: '/api/contact',
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (request) => ({ ...request, body: uniqueInquiry() }),
-        onResponse: (status, body) => {
-          if (status !== 200) return;
-          const reference = REFERENCE.exec(body)?.[0];
-          if (reference === undefined) {
-            withoutReference++;
-            return;
-          }
-          acceptedHere++;
-          accepted.add(reference);
-        },
-      },
-    ],
-  });
+  const result = await load(`${server.baseUrl}/api/contact`, connections, seconds);
   assertRunning(server);
+  for (const reference of result.references) accepted.add(reference);
+  const acceptedHere = result.references.length;
   return {
     accepted: acceptedHere,
-    acceptedPerS: acceptedHere / result.duration,
-    reqPerS: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    acceptedPerS: acceptedHere / result.seconds,
+    reqPerS: result.requests / result.seconds,
+    p50: result.p50,
+    p99: result.p99,
     non2xx: result.non2xx,
     errors: result.errors,
-    withoutReference,
-    seconds: result.duration,
+    withoutReference: result.withoutReference,
+    seconds: result.seconds,
     cpuUsPerInquiry: cpuPer(server, cpuBefore, acceptedHere),
+    loadCpuMs: result.cpuMs,
   };
 }
 
@@ -515,7 +484,7 @@ async function drainBetweenLoads(mailbox: SmtpSink, sender: ServerProcess, accep
 
 /**
  * Where the machine's processor time goes during a load: the instances', PostgreSQL's (every
- * `postgres` process) and what stayed idle. One instance leaves cores idle (its requests wait on
+ * `postgres` process), the load generator's and what stayed idle. One instance leaves cores idle (its requests wait on
  * its event loop and on the database's round trips and commits); two fill the machine, and then
  * every inquiry's cost counts.
  */
@@ -528,13 +497,14 @@ function machineCpu(instances: readonly ServerProcess[]) {
   });
   const before = sample();
   return {
-    /** The split since `machineCpu` was called, per accepted inquiry. */
-    split(inquiries: number): string {
+    /** The split since `machineCpu` was called, per accepted inquiry; `loadMs`: the load generator's processor time. */
+    split(inquiries: number, loadMs: number | undefined): string {
       const after = sample();
       const per = (ms: number) => fmtUs(Number.isFinite(ms) && inquiries > 0 ? (ms * 1000) / inquiries : undefined);
       const idle = (after.idle - before.idle) / (after.at - before.at);
       return (
-        `CPU/inquiry: instances ${per(after.services - before.services)}, PostgreSQL ${per(after.postgres - before.postgres)}; ` +
+        `CPU/inquiry: instances ${per(after.services - before.services)}, PostgreSQL ${per(after.postgres - before.postgres)}, ` +
+        `wrk ${per(loadMs ?? Number.NaN)}; ` +
         `${Number.isFinite(idle) ? idle.toFixed(2) : 'n/a'} of ${cpus().length} cores idle`
       );
     },
@@ -584,7 +554,7 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
     const oneCpu = machineCpu([first]);
     const oneXid = await postgres.transactionIdHorizon();
     const one = await measureContact(first, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
-    ones.push({ ...one, cpu: `${oneCpu.split(one.accepted)}; ${await perWrite(postgres, oneXid, one.accepted)}` });
+    ones.push({ ...one, cpu: `${oneCpu.split(one.accepted, one.loadCpuMs)}; ${await perWrite(postgres, oneXid, one.accepted)}` });
     progress(`postgres round ${round}: one instance ${fmt(one.acceptedPerS)}/s (p99 ${one.p99} ms)`);
     await drainBetweenLoads(mailbox, first, accepted);
     // The second instance is warmed up like the first, or its cold JIT would be measured.
@@ -604,7 +574,7 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
     twos.push({
       perS: a.acceptedPerS + b.acceptedPerS,
       p99: Math.max(a.p99, b.p99),
-      cpu: `${twoCpu.split(both)}; ${await perWrite(postgres, twoXid, both)}`,
+      cpu: `${twoCpu.split(both, (a.loadCpuMs ?? Number.NaN) + (b.loadCpuMs ?? Number.NaN))}; ${await perWrite(postgres, twoXid, both)}`,
     });
     progress(`postgres round ${round}: two instances ${fmt(a.acceptedPerS + b.acceptedPerS)}/s (p99 ${Math.max(a.p99, b.p99)} ms)`);
     const loadEnded = performance.now();
