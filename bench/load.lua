@@ -1,5 +1,6 @@
 -- The wrk script of `npm run bench` (bench/load.ts). done() prints one line, `result …`, that the
--- bench parses, for every load.
+-- bench parses, for every load (its latency percentiles as wrk has them by then: corrected for
+-- coordinated omission).
 --
 -- For POST /api/contact (the URL's path), each request carries a valid inquiry that no other
 -- request of the run repeats (a tag given per wrk process, and a count per thread), so none folds

@@ -24,6 +24,11 @@ export interface LoadResult {
   /** Responses read. */
   readonly requests: number;
   readonly seconds: number;
+  /**
+   * Latency percentiles, in ms, as wrk gives them: corrected for coordinated omission (a response
+   * slower than twice the mean interval of its connection adds samples for the requests it held
+   * back), so a stall weighs as it would for clients arriving at a steady rate.
+   */
   readonly p50: number;
   readonly p99: number;
   /** Connect, read, write and timeout errors. */
@@ -69,7 +74,8 @@ export function startLoad({ url, connections, seconds, tag }: LoadOptions): Load
         started.stdout.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
         started.stderr.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
         started.once('error', reject);
-        started.once('exit', (code, signal) => {
+        // 'close', not 'exit': by then everything wrk printed has been read.
+        started.once('close', (code, signal) => {
           if (code === 0) return resolveRun(text);
           const hint = code === 127 ? ' (not installed? apt-get install wrk)' : '';
           reject(new Error(`wrk ended with ${signal ?? `code ${code}`}${hint}:\n${text}`));
@@ -87,6 +93,10 @@ export function startLoad({ url, connections, seconds, tag }: LoadOptions): Load
         for (const line of (await readFile(join(folder, file), 'utf8')).split('\n')) if (line !== '') references.push(line);
       }
       const contact = new URL(url).pathname === '/api/contact';
+      // The files are flushed when wrk exits: a count that differs means some were not.
+      if (references.length !== value('accepted')) {
+        throw new Error(`wrk counted ${value('accepted')} answers 200 with a reference, its files hold ${references.length}`);
+      }
       return {
         requests: value('requests'),
         seconds: value('seconds'),
