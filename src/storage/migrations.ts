@@ -247,6 +247,22 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropIndex('deliveries_due').ifExists().execute();
     },
   },
+  '011_service_messages_due_by_channel': {
+    // Since 010 a claim asks for one channel's due service messages (message_id is not null, channel
+    // = ?). The partial index of 004 has no channel, so SQLite took deliveries_due_by_channel for
+    // it and walked the channel's whole due inquiry backlog at every claim, looking for the few
+    // messages: a backlog of 40,000 mails cost each mail ~15 % more processor while it drained.
+    // The partial index gains the channel, and replaces 004's.
+    async up(db) {
+      await db.schema
+        .createIndex('deliveries_due_messages_by_channel')
+        .on('deliveries')
+        .columns(['status', 'channel', 'run_at'])
+        .where(sql.ref('message_id'), 'is not', null)
+        .execute();
+      await db.schema.dropIndex('deliveries_due_messages').ifExists().execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

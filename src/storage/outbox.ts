@@ -253,6 +253,27 @@ async function countSuccesses(trx: Kysely<Database>, channels: readonly string[]
     .execute();
 }
 
+/**
+ * The ids of the oldest due, unleased deliveries: service messages only, or inquiries only; of
+ * one channel, or of all. Each kind has its index (status, channel, run_at): the service messages'
+ * is partial (migration 011), so a claim of them never walks an inquiry backlog.
+ */
+export function dueDeliveries(
+  db: Kysely<Database>,
+  { at, count, messagesOnly, channel }: { at: number; count: number; messagesOnly: boolean; channel: string | undefined },
+) {
+  return db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('run_at', '<=', at)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+    .where('message_id', messagesOnly ? 'is not' : 'is', null)
+    .$if(channel !== undefined, (query) => query.where('channel', '=', channel as string))
+    .orderBy('run_at')
+    .limit(count);
+}
+
 export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx) => Kysely<Database>): Outbox {
   const outbox: Outbox = {
     async enqueue(references, channels, now, tx) {
@@ -271,16 +292,7 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: (tx?: Tx
         dialect,
         async (trx) => {
           const claim = (count: number, messagesOnly: boolean, channel: string | undefined) => {
-            const due = trx
-              .selectFrom('deliveries')
-              .select('id')
-              .where('status', '=', 'pending')
-              .where('run_at', '<=', at)
-              .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
-              .where('message_id', messagesOnly ? 'is not' : 'is', null)
-              .$if(channel !== undefined, (query) => query.where('channel', '=', channel as string))
-              .orderBy('run_at')
-              .limit(count);
+            const due = dueDeliveries(trx, { at, count, messagesOnly, channel });
             return trx
               .updateTable('deliveries')
               .set({ locked_until: at + leaseMs, locked_by: owner })

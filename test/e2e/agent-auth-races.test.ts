@@ -269,6 +269,7 @@ describe.each(BACKENDS)('upgrading a $name database with duplicate ID-JAG client
     await sql`drop table claim_code_sends`.execute(older.db);
     await sql`drop index agent_clients_active_subject`.execute(older.db);
     await sql`drop index deliveries_due_by_channel`.execute(older.db);
+    await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
     await sql`delete from kysely_migration where name >= '006'`.execute(older.db);
     await older.db
       .insertInto('agent_clients')

@@ -432,6 +432,8 @@ describe('delivery worker with a channel whose receiver hangs', () => {
     for (let i = 0; i < 60; i++) await store.outbox.enqueueMessage(message(`hook-${i}`), 'webhook', new Date());
     await worker.start();
     await until(() => delivered.length === 60, 5_000);
+    // Sent, and then recorded (the records are group-committed after the sends).
+    await until(async () => (await store.outbox.countByStatus()).succeeded === 60, 5_000);
     expect(hanging).toHaveLength(4); // the mail server holds its four connections, and only those
     expect(await store.outbox.countByStatus()).toMatchObject({ pending: 60, succeeded: 60 });
   });

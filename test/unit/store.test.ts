@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import fc from 'fast-check';
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createInquiryService } from '../../src/inquiries/service.js';
@@ -22,6 +22,7 @@ import {
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
 import { readSchemaVersion } from '../../src/storage/migrations.js';
+import { dueDeliveries } from '../../src/storage/outbox.js';
 import type { Database } from '../../src/storage/schema.js';
 import { type AttemptRecord, createStore, type InquiryRecord, type IntakeWrites, type Store, type Tx } from '../../src/storage/store.js';
 import { validInquiry } from '../helpers/app.js';
@@ -510,6 +511,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await sql`drop table delivery_successes`.execute(older.db);
       await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
       await sql`drop index deliveries_due_by_channel`.execute(older.db);
+      await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
       await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await older.db.destroy();
 
@@ -531,6 +533,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await sql`drop table delivery_successes`.execute(older.db);
       await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
       await sql`drop index deliveries_due_by_channel`.execute(older.db);
+      await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
       await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await sql`alter table deliveries rename to deliveries_away`.execute(older.db);
       await older.db.destroy();
@@ -546,6 +549,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         '008_delivery_success_counts',
         '009_idempotency_key_outcome',
         '010_deliveries_due_by_channel',
+        '011_service_messages_due_by_channel',
       ]);
       expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     });
@@ -648,6 +652,28 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       const references = [...first, ...rest].flatMap((due) => (due.payload.kind === 'inquiry' ? [due.payload.inquiry.reference] : []));
       expect(references.sort()).toEqual(['INQ-AAAAA1', 'INQ-AAAAA2', 'INQ-AAAAA3']);
       expect(await store.outbox.claimDue(now, 10, 60_000, 'worker')).toEqual([]);
+    });
+
+    it("of one channel are found through their own small index, never by walking that channel's inquiry backlog", async () => {
+      database = await fresh();
+      const opened = await openDatabase(database.config);
+      store = createStore(opened);
+      const now = new Date('2026-01-01T00:00:00Z');
+      const references = Array.from({ length: 2_000 }, (_, i) => `INQ-B${String(i).padStart(5, '0')}`);
+      await store.transaction(async (tx) => {
+        await store.inquiries.insertMany(
+          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
+          tx,
+        );
+        await store.outbox.enqueue(references, ['email'], now, tx);
+      });
+      await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
+      // The plan of the claim's own query (the one claimDue runs) for a channel's service messages,
+      // as the service finds it: it never runs ANALYZE.
+      const query = dueDeliveries(opened.db, { at: now.getTime(), count: 5, messagesOnly: true, channel: 'email' }).compile();
+      const explain = database.config.kind === 'sqlite' ? 'explain query plan' : 'explain';
+      const { rows } = await opened.db.executeQuery(CompiledQuery.raw(`${explain} ${query.sql}`, [...query.parameters]));
+      expect(JSON.stringify(rows)).toContain('deliveries_due_messages_by_channel');
     });
 
     it('are claimed once by one claim, the two halves of a claim being disjoint whatever the lease', async () => {
