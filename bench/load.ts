@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { statCpuMs } from './processes.js';
 
 const SCRIPT = resolve(import.meta.dirname, 'load.lua');
 
@@ -48,9 +49,6 @@ export interface Load {
   /** Ends the load at once (its result then fails). */
   stop(): void;
 }
-
-/** Linux clock ticks per second for /proc/<pid>/stat (USER_HZ). */
-const CLOCK_TICKS_PER_S = 100;
 
 /**
  * Starts wrk. It runs under a shell that, once wrk has ended, prints its own /proc stat line:
@@ -127,11 +125,7 @@ export function startLoad({ url, connections, seconds, tag }: LoadOptions): Load
   };
 }
 
-/** cutime + cstime (ms) from the last /proc stat line in `out`: the shell's children's, wrk's. */
+/** cutime + cstime (ms) from the last line in `out`, the shell's /proc stat line: wrk's. */
 function childrenCpuMs(out: string): number | undefined {
-  const line = out.trimEnd().split('\n').at(-1) ?? '';
-  // Fields after the parenthesised command name; cutime and cstime are fields 16 and 17 of the line.
-  const fields = line.split(') ')[1]?.split(' ') ?? [];
-  const ticks = Number(fields[13]) + Number(fields[14]);
-  return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : undefined;
+  return statCpuMs(out.trimEnd().split('\n').at(-1) ?? '', 'ended children');
 }

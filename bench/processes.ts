@@ -118,13 +118,23 @@ const CLOCK_TICKS_PER_S = 100;
 /** utime + stime of a process from /proc/<pid>/stat, in ms; with cutime + cstime, its ended children's too. */
 function processCpuMs(pid: number, { withEndedChildren = false } = {}): number | undefined {
   try {
-    // Fields after the parenthesised command name; utime, stime, cutime and cstime are fields 14–17 of the line.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    const ticks = Number(fields[11]) + Number(fields[12]) + (withEndedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
-    return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : undefined;
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), withEndedChildren ? 'own and ended children' : 'own');
   } catch {
     return undefined;
   }
+}
+
+/**
+ * CPU time (user + system) in ms from a /proc/<pid>/stat line: the process's own (utime + stime),
+ * that of its children it has waited for (cutime + cstime), or both; undefined if it cannot be read.
+ */
+export function statCpuMs(stat: string, of: 'own' | 'ended children' | 'own and ended children'): number | undefined {
+  // Fields after the parenthesised command name; utime, stime, cutime and cstime are fields 14–17 of the line.
+  const fields = stat.split(') ')[1]?.split(' ') ?? [];
+  const own = Number(fields[11]) + Number(fields[12]);
+  const children = Number(fields[13]) + Number(fields[14]);
+  const ticks = of === 'own' ? own : of === 'ended children' ? children : own + children;
+  return Number.isFinite(ticks) ? (ticks * 1000) / CLOCK_TICKS_PER_S : undefined;
 }
 
 /**

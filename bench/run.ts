@@ -25,9 +25,9 @@
 // Beside req/s the table shows the CPU time each server process spent per request (from
 // /proc/<pid>/stat, Linux only): a cost that noise from other tenants disturbs far less than req/s.
 // The PostgreSQL rows split the processor time of a load between the instances, PostgreSQL and the
-// load generator, and give the share of the cores left idle: what decides whether two instances can beat one here; and
-// how many inquiries a write transaction carried (two committers share the connections, so their
-// batches are smaller).
+// load generator, and give the share of the cores left idle: what decides whether two instances
+// can beat one here; and how many inquiries a write transaction carried (two committers share the
+// connections, so their batches are smaller).
 //
 // Setup: a real SMTP server (bench/sink.ts) and two child processes on 127.0.0.1 only — the service
 // (`node --import tsx src/main.ts`, a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
@@ -486,9 +486,9 @@ async function drainBetweenLoads(mailbox: SmtpSink, sender: ServerProcess, accep
 
 /**
  * Where the machine's processor time goes during a load: the instances', PostgreSQL's (every
- * `postgres` process), the load generator's and what stayed idle. One instance leaves cores idle (its requests wait on
- * its event loop and on the database's round trips and commits); two fill the machine, and then
- * every inquiry's cost counts.
+ * `postgres` process), the load generator's and what stayed idle. One instance leaves cores idle
+ * (its requests wait on its event loop and on the database's round trips and commits); two fill
+ * the machine, and then every inquiry's cost counts.
  */
 function machineCpu(instances: readonly ServerProcess[]) {
   const sample = () => ({

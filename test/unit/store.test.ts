@@ -79,6 +79,17 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     await database?.drop();
   });
 
+  /** Stores an inquiry per reference (received at `at`), each with a delivery per channel, in one transaction. */
+  async function queueInquiries(references: readonly string[], channels: readonly string[], at: Date): Promise<void> {
+    await store.transaction(async (tx) => {
+      await store.inquiries.insertMany(
+        references.map((reference) => ({ inquiry: inquiry(reference, at), fingerprint: reference })),
+        tx,
+      );
+      await store.outbox.enqueue(references, channels, at, tx);
+    });
+  }
+
   async function openTempStore(): Promise<Store> {
     database = await fresh();
     store = createStore(await openDatabase(database.config));
@@ -290,13 +301,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       store = createStore(opened);
       const size = 2 * ACROSS_PROCESSES[database.config.kind].rows + extra;
       const references = Array.from({ length: size }, (_, index) => `INQ-R${String(index).padStart(5, '0')}`);
-      await store.transaction(async (tx) => {
-        await store.inquiries.insertMany(
-          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
-          tx,
-        );
-        await store.outbox.enqueue(references, [channel], now, tx);
-      });
+      await queueInquiries(references, [channel], now);
       return { opened, size };
     }
 
@@ -361,13 +366,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       store = createStore(opened);
       const now = new Date('2026-01-01T00:00:00Z');
       const references = ['INQ-DDDDD1', 'INQ-DDDDD2', 'INQ-DDDDD3'];
-      await store.transaction(async (tx) => {
-        await store.inquiries.insertMany(
-          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
-          tx,
-        );
-        await store.outbox.enqueue(references, ['email'], now, tx);
-      });
+      await queueInquiries(references, ['email'], now);
       await store.outbox.enqueueMessage({ id: 'm2', to: 'person@example.com', subject: 'Code', body: 'code 654321' }, 'email', now);
       const claimed = await store.outbox.claimDue(now, 10, 60_000, 'worker');
       const idOf = (reference: string | null) => claimed.find((c) => c.delivery.reference === reference)?.delivery.id ?? '';
@@ -491,13 +490,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       store = createStore(opened);
       const now = new Date('2026-01-01T00:00:00Z');
       const references = ['INQ-UUUUU1', 'INQ-UUUUU2', 'INQ-UUUUU3'];
-      await store.transaction(async (tx) => {
-        await store.inquiries.insertMany(
-          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
-          tx,
-        );
-        await store.outbox.enqueue(references, ['email', 'webhook'], now, tx);
-      });
+      await queueInquiries(references, ['email', 'webhook'], now);
       // The database as an older release left it: migrated up to 007, some deliveries done.
       await opened.db.updateTable('deliveries').set({ status: 'succeeded' }).where('reference', '!=', 'INQ-UUUUU3').execute();
       await opened.db
@@ -660,13 +653,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       store = createStore(opened);
       const now = new Date('2026-01-01T00:00:00Z');
       const references = Array.from({ length: 2_000 }, (_, i) => `INQ-B${String(i).padStart(5, '0')}`);
-      await store.transaction(async (tx) => {
-        await store.inquiries.insertMany(
-          references.map((reference) => ({ inquiry: inquiry(reference, now), fingerprint: reference })),
-          tx,
-        );
-        await store.outbox.enqueue(references, ['email'], now, tx);
-      });
+      await queueInquiries(references, ['email'], now);
       await store.outbox.enqueueMessage({ id: 'm1', to: 'person@example.com', subject: 'Your code', body: 'code 123456' }, 'email', now);
       // The plan of the claim's own query (the one claimDue runs) for a channel's service messages,
       // as the service finds it: it never runs ANALYZE.
