@@ -49,13 +49,13 @@ async function admin(sql: string, connectionString = POSTGRES_ADMIN_URL): Promis
 
 /**
  * Creates a fresh database; instances are added one by one (the first runs the migrations), each
- * started with `nodeArgs` (BENCH_SERVICE_NODE_ARGS, e.g. a CPU profile per instance).
+ * started with node and `serviceArgs` (the service's entry point, after any BENCH_SERVICE_NODE_ARGS).
  */
 export async function createPostgresBench(
   env: Record<string, string>,
   root: string,
   timeoutMs: number,
-  nodeArgs: readonly string[] = [],
+  serviceArgs: readonly string[],
 ): Promise<PostgresBench> {
   const name = `studio_inquiry_bench_${Date.now().toString(36)}`;
   await admin(`CREATE DATABASE ${name}`);
@@ -68,7 +68,7 @@ export async function createPostgresBench(
       const port = await freePort();
       const instance = startServerProcess(
         `postgres instance ${instances.length + 1}`,
-        [...nodeArgs, '--import', 'tsx', 'src/main.ts'],
+        serviceArgs,
         { ...env, PORT: String(port), HOST: LOOPBACK, DATABASE_URL: url },
         port,
         root,

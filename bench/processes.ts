@@ -29,6 +29,8 @@ export interface ServerProcess {
   lines(): number;
   /** CPU time (user + system) the process has used so far, in ms; undefined where /proc is missing. */
   cpuMs(): number | undefined;
+  /** Resident memory (VmRSS) right now, in MiB; undefined where /proc is missing. */
+  rssMiB(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export function startServerProcess(
     tail: () => tail.join('\n'),
     lines: () => lines,
     cpuMs: () => (child.pid === undefined ? undefined : processCpuMs(child.pid)),
+    rssMiB: () => (child.pid === undefined ? undefined : processRssMiB(child.pid)),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -119,6 +122,16 @@ const CLOCK_TICKS_PER_S = 100;
 function processCpuMs(pid: number, { withEndedChildren = false } = {}): number | undefined {
   try {
     return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), withEndedChildren ? 'own and ended children' : 'own');
+  } catch {
+    return undefined;
+  }
+}
+
+/** VmRSS of a process from /proc/<pid>/status, in MiB. */
+function processRssMiB(pid: number): number | undefined {
+  try {
+    const kiB = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kiB === undefined ? undefined : Number(kiB) / 1024;
   } catch {
     return undefined;
   }

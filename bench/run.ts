@@ -30,7 +30,7 @@
 // connections, so their batches are smaller).
 //
 // Setup: a real SMTP server (bench/sink.ts) and two child processes on 127.0.0.1 only — the service
-// (`node --import tsx src/main.ts`, a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
+// (`node dist/main.js` as `npm start` runs it, built first by `npm run bench`; a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
 // and the two bare servers. wrk drives the load (bench/load.ts; Debian's `wrk` must be installed).
 // Progress goes to stderr; the results are printed to stdout as a markdown table (nothing is
 // written to the repository). The children, wrk, the sink and the temp dir are cleaned up on
@@ -39,7 +39,8 @@
 // Knobs (environment, all optional): BENCH_HEALTH_SECONDS (10), BENCH_HEALTH_ROUNDS (2),
 // BENCH_CONTACT_SECONDS (10), BENCH_CONTACT_CONNECTIONS (50), BENCH_WARMUP_SECONDS (3), BENCH_POSTGRES_ROUNDS (2),
 // BENCH_SERVICE_NODE_ARGS (extra node flags for the service and each PostgreSQL instance, e.g.
-// "--cpu-prof --cpu-prof-dir=/tmp/prof": one profile per process, written when it stops).
+// "--cpu-prof --cpu-prof-dir=/tmp/prof": one profile per process, written when it stops),
+// BENCH_SERVICE_TSX=1 (run the service from src/ through tsx instead of dist/, to compare the two).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -83,6 +84,15 @@ const TARGET_P99_MS = 50;
 
 /** Extra node flags for every service process the bench starts (BENCH_SERVICE_NODE_ARGS). */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
+/** The service's node arguments: the compiled entry point, or the sources through tsx (BENCH_SERVICE_TSX=1). */
+const SERVICE_ARGS = [
+  ...SERVICE_NODE_ARGS,
+  ...(process.env.BENCH_SERVICE_TSX === '1' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/main.js']),
+];
+/** How long the service rests after start-up before its idle resident memory is read. */
+const IDLE_SETTLE_MS = 2_000;
+/** How often resident memory is sampled during the measured contact load. */
+const RSS_SAMPLE_MS = 250;
 
 interface HealthSample {
   readonly reqPerS: number;
@@ -106,6 +116,8 @@ interface ContactResult {
   readonly cpuUsPerInquiry: number | undefined;
   /** The processor time the load generator used, in ms. */
   readonly loadCpuMs: number | undefined;
+  /** The service's largest resident memory sampled during the load, in MiB. */
+  readonly peakRssMiB: number | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,7 +176,7 @@ async function main(): Promise<number> {
   const [servicePort, barePort, bareHeadersPort] = await Promise.all([freePort(), freePort(), freePort()]);
   service = startServerProcess(
     'service',
-    [...SERVICE_NODE_ARGS, '--import', 'tsx', 'src/main.ts'],
+    SERVICE_ARGS,
     {
       PORT: String(servicePort),
       HOST: LOOPBACK,
@@ -193,6 +205,8 @@ async function main(): Promise<number> {
   );
   await Promise.all([service, bare, bareHeaders].map((server) => waitForHealth(server, STARTUP_TIMEOUT_MS)));
   progress(`service on ${service.baseUrl}, bare servers on ${bare.baseUrl} and ${bareHeaders.baseUrl}, SMTP sink on ${sink.url}`);
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+  const idleRss = service.rssMiB();
 
   // Warm-up: let both JITs settle on the paths measured below. Health is measured before any
   // inquiry exists, so that no delivery runs beside it.
@@ -299,6 +313,12 @@ async function main(): Promise<number> {
       '0 / 0 / 0',
       verdict(contact.non2xx + contact.errors + contact.withoutReference === 0),
     ],
+    [
+      'service resident memory, idle / under the contact load (MiB)',
+      `${fmtMiB(idleRss)} / ${fmtMiB(contact.peakRssMiB)}`,
+      '—',
+      `idle: ${IDLE_SETTLE_MS / 1000} s after start-up; under load: the largest of samples every ${RSS_SAMPLE_MS} ms`,
+    ],
     ['delivered (warm-up + measured)', `${delivered}/${accepted.size}`, 'all', verdict(sqliteDrain)],
     // Inquiries committed while wrk was cutting its connections at the end of a run are
     // mailed although their 200 was never read: expected, and at most one per connection per run.
@@ -387,7 +407,12 @@ function cpuPer(server: ServerProcess, cpuBefore: number | undefined, units: num
 
 async function measureContact(server: ServerProcess, seconds: number, connections: number, accepted: Set<string>): Promise<ContactResult> {
   const cpuBefore = server.cpuMs();
-  const result = await load(`${server.baseUrl}/api/contact`, connections, seconds);
+  let peakRssMiB: number | undefined;
+  const sampler = setInterval(() => {
+    const rss = server.rssMiB();
+    if (rss !== undefined) peakRssMiB = Math.max(peakRssMiB ?? 0, rss);
+  }, RSS_SAMPLE_MS);
+  const result = await load(`${server.baseUrl}/api/contact`, connections, seconds).finally(() => clearInterval(sampler));
   assertRunning(server);
   for (const reference of result.references) accepted.add(reference);
   const acceptedHere = result.references.length;
@@ -403,6 +428,7 @@ async function measureContact(server: ServerProcess, seconds: number, connection
     seconds: result.seconds,
     cpuUsPerInquiry: cpuPer(server, cpuBefore, acceptedHere),
     loadCpuMs: result.cpuMs,
+    peakRssMiB,
   };
 }
 
@@ -439,6 +465,10 @@ function progress(message: string): void {
 
 function fmt(value: number): string {
   return Math.round(value).toLocaleString('en-US');
+}
+
+function fmtMiB(value: number | undefined): string {
+  return value === undefined ? 'n/a' : `${Math.round(value)}`;
 }
 
 function fmtUs(value: number | undefined): string {
@@ -541,7 +571,7 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
   postgresSink = mailbox;
   const accepted = new Set<string>();
   const env = { RATE_LIMIT_INQUIRIES: 'off', LOG_LEVEL: 'warn', SMTP_URL: mailbox.url, INQUIRY_TO: 'studio@example.com' };
-  postgres = await createPostgresBench(env, ROOT, STARTUP_TIMEOUT_MS, SERVICE_NODE_ARGS);
+  postgres = await createPostgresBench(env, ROOT, STARTUP_TIMEOUT_MS, SERVICE_ARGS);
   const first = await postgres.addInstance();
   progress(`postgres: warm-up ${WARMUP_SECONDS} s on the first instance`);
   await measureContact(first, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);

@@ -1,4 +1,5 @@
-// Runs the service as a real process (`node --import tsx src/main.ts`), as `npm start` does.
+// Runs the service as a real process (`node dist/main.js`, built by the tests' global set-up), as
+// `npm start` does.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +24,7 @@ export async function freePort(): Promise<number> {
 }
 
 export function spawnService(env: Record<string, string>): Omit<ServiceProcess, 'baseUrl'> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_INQUIRIES: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,25 +3,20 @@
 // plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
 // limiter, so mistakes a person corrects in the form do not use up their allowance.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AgentAuth } from '../../auth/service.js';
 import { IdempotencyKeyError } from '../../errors.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
 import { admitInquiry, type LimitRule, type LimitVerdict, type WindowLimiter } from '../../inquiries/rate-limit.js';
 import { inquirySchema } from '../../inquiries/schema.js';
 import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { type BearerOptions, bearerClient } from '../bearer.js';
 import { problem, refusal, sendProblem } from '../problems.js';
 
 const CONTACT_PATH = '/api/contact';
 /** The methods answered 405 at CONTACT_PATH (and HEAD, as GET's); the OpenAPI document lists them. */
 export const NOT_ALLOWED = ['GET', 'PUT', 'DELETE', 'PATCH'] as const;
 
-export interface ContactRouteOptions {
-  readonly auth: Pick<AgentAuth, 'authenticate'>;
-  /** RFC 9728 §5.1: where a client that sent a bad token learns how to get a good one. */
-  readonly resourceMetadataUrl: string;
-  /** The access tokens' audience for this resource. */
-  readonly audience: string;
+export interface ContactRouteOptions extends BearerOptions {
   readonly inquiries: InquiryService;
   readonly profile: StudioProfile;
   /** RATE_LIMIT_INQUIRIES, shared with the MCP tool. */
@@ -111,24 +106,4 @@ async function checkIdempotencyKeyHeader(request: FastifyRequest): Promise<void>
   }
   const key = idempotencyKeyOf(request);
   if (key !== undefined) checkIdempotencyKey(key);
-}
-
-/**
- * design/agent-auth.md §6: a valid token attributes the inquiry to its client; no token is fine; a
- * bad, expired or revoked token never costs the studio a lead — the inquiry is taken as anonymous and
- * the answer says why (RFC 6750 §3.1 error="invalid_token", RFC 9728 §5.1 resource_metadata).
- */
-export async function bearerClient(
-  authorization: string | undefined,
-  reply: FastifyReply,
-  { auth, resourceMetadataUrl, audience }: Pick<ContactRouteOptions, 'auth' | 'resourceMetadataUrl' | 'audience'>,
-): Promise<{ clientId: string | null; tokenRejected: boolean }> {
-  // Other schemes (Basic, …) are not ours to judge: ignored, like no header at all.
-  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return { clientId: null, tokenRejected: false };
-  const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
-  const client = token === undefined ? null : await auth.authenticate(token, audience);
-  if (client === null) {
-    reply.header('www-authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl}"`);
-  }
-  return { clientId: client?.clientId ?? null, tokenRejected: client === null };
 }

@@ -12,8 +12,8 @@ import type { InquiryService } from '../../inquiries/service.js';
 import { buildMcpServer, MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../mcp/server.js';
 import { TOOLS } from '../../mcp/tools.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { bearerClient } from '../bearer.js';
 import { InvalidBodyError, problem, refusal, sendProblem } from '../problems.js';
-import { bearerClient } from './contact.js';
 
 /** An inquiry at its longest is ~11 KB; JSON-RPC framing and a batch of calls fit well within this. */
 export const MCP_BODY_LIMIT_BYTES = 128 * 1024;

@@ -1,0 +1,31 @@
+// Who sent a request, from its bearer token: shared by POST /api/contact and /mcp.
+import type { FastifyReply } from 'fastify';
+import type { AgentAuth } from '../auth/service.js';
+
+export interface BearerOptions {
+  readonly auth: Pick<AgentAuth, 'authenticate'>;
+  /** RFC 9728 §5.1: where a client that sent a bad token learns how to get a good one. */
+  readonly resourceMetadataUrl: string;
+  /** The access tokens' audience for this resource. */
+  readonly audience: string;
+}
+
+/**
+ * A valid token attributes the inquiry to its client; no token is fine; a bad, expired or revoked
+ * token never costs the studio a lead: the inquiry is taken as anonymous and the answer says why
+ * (RFC 6750 §3.1 error="invalid_token", RFC 9728 §5.1 resource_metadata; docs/agent-auth.md).
+ */
+export async function bearerClient(
+  authorization: string | undefined,
+  reply: FastifyReply,
+  { auth, resourceMetadataUrl, audience }: BearerOptions,
+): Promise<{ clientId: string | null; tokenRejected: boolean }> {
+  // Other schemes (Basic, …) are not ours to judge: ignored, like no header at all.
+  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return { clientId: null, tokenRejected: false };
+  const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
+  const client = token === undefined ? null : await auth.authenticate(token, audience);
+  if (client === null) {
+    reply.header('www-authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl}"`);
+  }
+  return { clientId: client?.clientId ?? null, tokenRejected: client === null };
+}
