@@ -1,7 +1,6 @@
-// POST /api/contact (interface document §4.1): parse → a retry answered from a read, or the rate
-// limit → the inquiry service (an inquiry not stored gives its use of the limit back) → the
-// plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
-// limiter, so mistakes a person corrects in the form do not use up their allowance.
+// POST /api/contact (docs/api.md): validate the body and Idempotency-Key (before the rate limit, so
+// corrections in the form use no allowance) → a retry answered from a read, or the rate limit → the
+// inquiry service (one not stored gives its use back) → the plain-text confirmation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
 import { IdempotencyKeyError } from '../../errors.js';
@@ -114,7 +113,7 @@ async function checkIdempotencyKeyHeader(request: FastifyRequest): Promise<void>
 }
 
 /**
- * design/agent-auth.md §6: a valid token attributes the inquiry to its client; no token is fine; a
+ * docs/agent-auth.md: a valid token attributes the inquiry to its client; no token is fine; a
  * bad, expired or revoked token never costs the studio a lead — the inquiry is taken as anonymous and
  * the answer says why (RFC 6750 §3.1 error="invalid_token", RFC 9728 §5.1 resource_metadata).
  */
