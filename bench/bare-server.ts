@@ -1,11 +1,6 @@
-// The benchmark's baselines: the least a Node HTTP server can do to answer GET /api/health with the
-// service's body. Run as its own process, like the service, so both share the same conditions
-// (`node --import tsx`, one core to itself at best). PORT and HOST come from the environment.
-//
-// With BARE_HEADERS=service it also sends every header the service sends on that answer (the
-// security headers, computed the same way, and a fresh request id), so that the service's ratio to
-// it is the price of the framework, hooks and store ping alone, and its ratio to the plain baseline
-// is the price of the headers in node:http itself.
+// The bench's baselines: the least a Node HTTP server can do to answer GET /api/health with the
+// service's body, in a process of its own like the service (PORT, HOST from the environment). With
+// BARE_HEADERS=service it also sends the service's headers, isolating the framework's price from theirs.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { securityHeaders } from '../src/http/security-headers.js';

@@ -1,12 +1,6 @@
--- The wrk script of `npm run bench` (bench/load.ts). done() prints one line, `result …`, that the
--- bench parses, for every load (its latency percentiles as wrk has them by then: corrected for
--- coordinated omission).
---
--- For POST /api/contact (the URL's path), each request carries a valid inquiry that no other
--- request of the run repeats (a tag given per wrk process, and a count per thread), so none folds
--- into a duplicate; each thread writes the reference of every answer 200 to a file of its own,
--- which the bench reads to check that every accepted inquiry was mailed.
--- Arguments (after `--`), for /api/contact only: the folder for those files, the load's unique tag.
+-- The wrk script of `npm run bench` (bench/load.ts): done() prints the `result …` line the bench parses.
+-- On /api/contact each request is an inquiry no other repeats (none folds: a tag per process, a count per
+-- thread); each thread writes every 200's reference to a file, for the delivery check. Args: folder, tag.
 
 local contact = wrk.path == "/api/contact"
 local threads = {}

@@ -1,9 +1,6 @@
-// The load generator of `npm run bench`: wrk (Debian's package `wrk`), a C program on epoll, run
-// with bench/load.lua on one thread. The processes measured share the machine's 2 cores with it,
-// so what it spends is taken from them: the Node load generator used before (autocannon, in the
-// bench's own process) spent 52–56 µs of processor per inquiry, a third of a core at 6,000
-// inquiries/s and as much as an instance's own work at times; wrk spends a fraction of that
-// (README, "Benchmarks").
+// The load generator of `npm run bench`: wrk (Debian's package `wrk`), a C program on epoll, run with
+// bench/load.lua on one thread. The processes measured share the machine's cores with it, so it must
+// spend as little of them as it can (docs/benchmarks.md).
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

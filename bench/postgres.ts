@@ -19,18 +19,15 @@ export interface PostgresBench {
   /** Starts one more service instance on the database and waits until it is healthy. */
   addInstance(): Promise<ServerProcess>;
   /**
-   * Brings the database to the same state before each measured load (after the drain, so the drain
-   * time does not include it): vacuumed (the last load's deliveries were updated row by row) and
-   * checkpointed, so that neither autovacuum nor a checkpoint forced by the last load's WAL lands
-   * in the middle of the next one.
+   * Brings the database to the same state before each load (after the drain, which it does not
+   * count): vacuumed and checkpointed, so that neither autovacuum nor a checkpoint forced by the last
+   * load's row-by-row updates and WAL lands in the middle of the next one.
    */
   settle(): Promise<void>;
   /**
-   * One past the newest finished transaction id (`pg_snapshot_xmax`; reading it assigns none). Read
-   * before and after a load, the difference counts the transactions that wrote in between: intake
-   * batches, and the workers' claims and records, paced during a load. It is server-wide, and the
-   * few transactions in flight at either reading fall on one side or the other; but it is read at
-   * once, where `pg_stat_database` counts a session's commits only once the session reports them.
+   * One past the newest finished transaction id (`pg_snapshot_xmax`, assigning none): the difference
+   * across a load counts the transactions that wrote (server-wide, a few in flight either side), read
+   * at once where `pg_stat_database` counts a session's commits only once it reports them.
    */
   transactionIdHorizon(): Promise<number>;
   /** Drops the database (after the instances have stopped). */

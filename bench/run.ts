@@ -1,46 +1,6 @@
-// `npm run bench`: end-to-end throughput of the service as it runs in production, on this machine.
-//
-// What it measures, and why:
-//  1. GET /api/health on the service against a bare node:http server that sends the same body
-//     (bench/bare-server.ts). The bare server is the ceiling this machine allows, measured in the
-//     same run, so the ratio service/bare is meaningful on a shared, noisy machine where absolute
-//     req/s are not: it is the price of the framework, plugins, hooks and the store ping.
-//     Target: ratio ≥ 0.95. Rounds alternate (bare, bare + headers, service, bare, …) and the best
-//     of each counts. A second baseline, "bare + headers", sends the service's own response headers
-//     (the security headers and a request id): service / that is the price of the framework, hooks
-//     and store ping alone, and that / bare is what node:http itself spends on those headers.
-//  2. POST /api/contact with a unique, valid inquiry per request: the whole write path (validation,
-//     one durable group-committed SQLite transaction per batch, WAL + synchronous=FULL, the outbox),
-//     while the delivery worker mails the inquiries out. Target: ≥ 5,000 accepted inquiries/s with
-//     p99 latency ≤ 50 ms.
-//  3. Delivery: every reference answered with 200 (INQ-XXXXXX in the confirmation text) must reach
-//     the SMTP sink (X-Inquiry-Reference) within a bounded drain time; otherwise the bench fails
-//     (exit 1). A fast "200" that loses mail is not a result.
-//  4. With `-- --postgres` (bench/postgres.ts), after the SQLite service has drained and stopped:
-//     durable intake on a fresh PostgreSQL database with one instance, then two sharing the load,
-//     in alternating rounds (BENCH_POSTGRES_ROUNDS, best of each), mailing to a sink of their own
-//     (references are unique within a database, so two databases' may coincide), with the same
-//     delivery check (every accepted inquiry mailed, none twice).
-//
-// Beside req/s the table shows the CPU time each server process spent per request (from
-// /proc/<pid>/stat, Linux only): a cost that noise from other tenants disturbs far less than req/s.
-// The PostgreSQL rows split the processor time of a load between the instances, PostgreSQL and the
-// load generator, and give the share of the cores left idle: what decides whether two instances
-// can beat one here; and how many inquiries a write transaction carried (two committers share the
-// connections, so their batches are smaller).
-//
-// Setup: a real SMTP server (bench/sink.ts) and two child processes on 127.0.0.1 only — the service
-// (`node dist/main.js` as `npm start` runs it, built first by `npm run bench`; a fresh SQLite file in a temp dir, rate limit off, LOG_LEVEL=warn)
-// and the two bare servers. wrk drives the load (bench/load.ts; Debian's `wrk` must be installed).
-// Progress goes to stderr; the results are printed to stdout as a markdown table (nothing is
-// written to the repository). The children, wrk, the sink and the temp dir are cleaned up on
-// success, failure, Ctrl-C or the hard time limit.
-//
-// Knobs (environment, all optional): BENCH_HEALTH_SECONDS (10), BENCH_HEALTH_ROUNDS (2),
-// BENCH_CONTACT_SECONDS (10), BENCH_CONTACT_CONNECTIONS (50), BENCH_WARMUP_SECONDS (3), BENCH_POSTGRES_ROUNDS (2),
-// BENCH_SERVICE_NODE_ARGS (extra node flags for the service and each PostgreSQL instance, e.g.
-// "--cpu-prof --cpu-prof-dir=/tmp/prof": one profile per process, written when it stops),
-// BENCH_SERVICE_TSX=1 (run the service from src/ through tsx instead of dist/, to compare the two).
+// `npm run bench`: end-to-end throughput of the service as it runs in production, on this machine:
+// health against bare node:http baselines, durable intake on SQLite (and PostgreSQL with `-- --postgres`),
+// and every accepted inquiry mailed exactly once. Method, knobs and limits: docs/benchmarks.md.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -515,10 +475,9 @@ async function drainBetweenLoads(mailbox: SmtpSink, sender: ServerProcess, accep
 }
 
 /**
- * Where the machine's processor time goes during a load: the instances', PostgreSQL's (every
- * `postgres` process), the load generator's and what stayed idle. One instance leaves cores idle
- * (its requests wait on its event loop and on the database's round trips and commits); two fill
- * the machine, and then every inquiry's cost counts.
+ * Where the processor time goes during a load: the instances, PostgreSQL (every `postgres` process),
+ * the load generator, and idle. One instance leaves cores idle (waiting on its event loop and the
+ * database's round trips); two fill the machine, and then every inquiry's cost counts.
  */
 function machineCpu(instances: readonly ServerProcess[]) {
   const sample = () => ({
@@ -544,10 +503,9 @@ function machineCpu(instances: readonly ServerProcess[]) {
 }
 
 /**
- * Inquiries per transaction that wrote, since `before` (PostgresBench.transactionIdHorizon): nearly
- * all of those are intake batches, so this is about how many inquiries a batch carried. Two
- * instances split the connections between two committers, so their batches are smaller, and each
- * batch costs the instance and the database round trips and a commit.
+ * Inquiries per transaction that wrote since `before` (PostgresBench.transactionIdHorizon): nearly all
+ * are intake batches, so about what a batch carried (smaller on two instances, whose two committers
+ * split the connections, each batch costing round trips and a commit).
  */
 async function perWrite(bench: PostgresBench, before: number, inquiries: number): Promise<string> {
   const written = (await bench.transactionIdHorizon()) - before;
@@ -575,12 +533,9 @@ async function measurePostgres(sqlitePerS: number): Promise<PostgresResult> {
   const first = await postgres.addInstance();
   progress(`postgres: warm-up ${WARMUP_SECONDS} s on the first instance`);
   await measureContact(first, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);
-  // Rounds alternate (one instance, two, one, …) and the best of each counts, as for health: on a
-  // shared machine a single sample of each says more about the neighbours than about the service.
-  // Each measured load starts with an empty outbox: otherwise the workers would be mailing the
-  // previous load's backlog beside it, two workers twice as fast as one, and the comparison of one
-  // instance with two would measure that backlog rather than the instances. "One instance" is the
-  // only one running: a second one, idle, would spend the processor mailing the first one's backlog.
+  // Rounds alternate (one instance, two, one, …), the best of each counting: on a shared machine one
+  // sample says more about the neighbours. Each load starts with an empty outbox and "one instance"
+  // runs alone, so that no worker spends the processor mailing an earlier load's backlog beside it.
   const ones: (ContactResult & { cpu: string; failures: string })[] = [];
   const twos: { perS: number; p99: number; cpu: string; failures: string }[] = [];
   /** How long the last load on two instances took to drain. */

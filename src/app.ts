@@ -76,7 +76,7 @@ const EXPOSED_HEADERS = [
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const headers = securityHeaders(config.publicUrl.startsWith('https:'));
-  // README "Every response": the security headers and the request id, on errors too.
+  // docs/api.md "Every response": the security headers and the request id, on errors too.
   const setResponseHeaders = (request: FastifyRequest, reply: FastifyReply) => reply.headers(headers).header('x-request-id', request.id);
   const allowedOrigin = (origin: string | undefined) =>
     origin === undefined ? undefined : config.corsOrigins === '*' ? '*' : config.corsOrigins.includes(origin) ? origin : undefined;
@@ -146,10 +146,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       sendProblemFor(request, reply.header('connection', 'close'), problem(400, 'invalid_request', detail));
       return;
     }
-    // Requests that still arrive on open connections while closing (pipelined or keep-alive): the
-    // load balancer should send them elsewhere, so none of the work starts.
-    // A preflight is still answered (by the CORS rules below): without it, a page would never
-    // send the request that then reads the 503.
+    // Requests still arriving on open connections while closing get a 503 (the load balancer sends
+    // them elsewhere), none of their work started. A preflight is still answered (CORS rules below),
+    // or a page would never send the request that reads the 503.
     if (closing && request.method !== 'OPTIONS') {
       setCorsHeaders(request, reply);
       sendProblemFor(request, reply, problem(503, 'shutting_down', 'The service is shutting down. Send the request again in a moment.'));

@@ -1,5 +1,5 @@
 // Reads the environment once, validates it and returns a frozen, typed configuration.
-// The only module that touches process.env (CONTRACT.md "Configuration: environment variables").
+// The only module that touches process.env; every variable is in docs/configuration.md.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
@@ -165,10 +165,9 @@ function parseHttpUrl(variable: string, value: string): string {
 }
 
 /**
- * A listen address: an IP address, or a host name by RFC 1123 §2.1 (labels of letters, digits and
- * hyphens, 1-63 characters, neither starting nor ending with a hyphen; 253 characters in all). A
- * name whose last label is all digits is refused (RFC 3696 §2): "999.1.1.1" is a mistyped address,
- * not a name. Whether the name resolves is for listen() to find out.
+ * A listen address: an IP address, or a host name by RFC 1123 §2.1 (labels of 1-63 letters, digits
+ * and inner hyphens; 253 characters in all), not all digits in its last label (RFC 3696 §2:
+ * "999.1.1.1" is a mistyped address). Whether it resolves is for listen() to find out.
  */
 function parseHost(value: string): string {
   const name = value.replace(/\.$/, '');
@@ -195,7 +194,7 @@ function parsePublicUrl(value: string): string {
     throw new ConfigError('PUBLIC_URL', 'must not have a query or fragment (expected scheme://host[:port][/path])');
   }
   refuseCredentials('PUBLIC_URL', url);
-  // A path is where a proxy serves the service (README, "Several instances"); it becomes part of
+  // A path is where a proxy serves the service (docs/operations.md); it becomes part of
   // routes and links, so it is kept to plain segments.
   if (!/^(\/[A-Za-z0-9._~-]+)*\/?$/.test(url.pathname)) {
     throw new ConfigError(

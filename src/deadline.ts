@@ -1,4 +1,4 @@
-// Waiting for something for a bounded time: shutdown must end within its deadline (CONTRACT.md),
+// Waiting for something for a bounded time: shutdown must end within its deadline (docs/operations.md),
 // and a scrape must not outlast Prometheus's timeout. What is waited for runs on either way.
 
 /** Whether `promise` settles within `ms`. */

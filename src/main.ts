@@ -1,5 +1,5 @@
 // The entry point: configuration → services → HTTP app → listen; on SIGTERM/SIGINT stop accepting,
-// finish in-flight requests and started deliveries, and exit 0 (CONTRACT.md).
+// finish in-flight requests and started deliveries, and exit 0 (docs/operations.md).
 import { appDeps, buildApp } from './app.js';
 import { databaseErrorCause } from './cli/inbox.js';
 import { ConfigError, loadConfig, oneLine } from './config.js';
@@ -8,7 +8,7 @@ import { createLogger } from './logger.js';
 import { createServices } from './services.js';
 import { loadStudioProfile } from './studio/profile.js';
 
-/** CONTRACT.md: exit within 10 s of the signal; keep a margin for the process to end. */
+/** Exit within 10 s of the signal (test/e2e/process.test.ts); keep a margin for the process to end. */
 const SHUTDOWN_DEADLINE_MS = 9_000;
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;

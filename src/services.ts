@@ -35,18 +35,16 @@ export interface Services {
 }
 
 /**
- * How long a rate-limit check waits for Redis. The limiters let a request through when Redis fails
- * (an inquiry is never lost to them), but one that stops answering without closing its connections
- * fails nothing: every request would wait on it for good. A check takes well under a millisecond.
+ * How long a rate-limit check (well under a millisecond) waits for Redis. The limiters let a request
+ * through when Redis fails, but a Redis that stops answering without closing its connections fails
+ * nothing: without this, every request would wait on it for good.
  */
 export const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 /**
- * The shared rate limits' Redis: commands wait (bounded) while it reconnects, and fail after
- * REDIS_COMMAND_TIMEOUT_MS, so that the limiters let requests through. A connection on which
- * nothing comes back for twice that is dropped (and a new one opened): commands do not pile up on
- * a silent server, to be counted all at once when it wakes, and the outage is seen. An outage is
- * logged once, not at every reconnection attempt, and its end too.
+ * The shared rate limits' Redis: commands fail after REDIS_COMMAND_TIMEOUT_MS (the limiters then let
+ * requests through); a connection silent for twice that is replaced, so commands do not pile up to be
+ * counted at once when it wakes. An outage is logged once, and its end too.
  */
 function connectRedis(url: string, logger: Logger): Redis {
   const redis = new Redis(url, {

@@ -1,4 +1,4 @@
-// The text of GET /auth.md (design/agent-auth.md §8): a step-by-step walk-through for an agent
+// The text of GET /auth.md (docs/agent-auth.md): a step-by-step walk-through for an agent
 // developer, with curl lines that use this service's real URLs. Every address comes from AuthUrls,
 // so the walk-through can never name a host or an endpoint the discovery documents do not.
 import { confirmationText } from '../inquiries/confirmation.js';

@@ -1,5 +1,5 @@
 // Claims: a person takes ownership of an agent registration by proving an email address with a
-// one-time code (design/agent-auth.md §2). Claim tokens and codes are stored only as hashes; codes
+// one-time code (docs/agent-auth.md). Claim tokens and codes are stored only as hashes; codes
 // go out by email through the same outbox as inquiries.
 import { createHash, randomBytes, randomInt, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -162,11 +162,9 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
     // Hashed before the transaction: scrypt's time is not spent holding the claim's row.
     const given = Buffer.from(await hashOtp(otp, claim.tokenHash), 'hex');
     const outcome = await store.transaction(async (tx) => {
-      // The attempt is counted first, and the count's write holds the claim's row until this
-      // transaction ends: attempts on one claim, from any instance, run one after the other, each
-      // compared with the code the claim waits for once the one before has finished. So parallel
-      // guesses share the same five tries, and of parallel requests with the right code the first
-      // claims it and the others find it claimed (codes are single-use, design §2).
+      // Counted first: the count's write holds the claim's row to the end of this transaction, so
+      // attempts on one claim, from any instance, run one at a time: parallel guesses share the five
+      // tries, and of parallel right codes the first claims it (codes are single-use).
       const attempts = await store.auth.countCodeAttempt(claim.tokenHash, OTP_MAX_FAILED_ATTEMPTS, tx);
       const current = await store.auth.findClaim(claim.tokenHash, tx);
       if (attempts === null || current === undefined || current.otpHash === null || current.email === null) {
@@ -231,10 +229,9 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
   }
 
   /**
-   * Queues the code's mail, if the limits on codes per recipient and per claim allow one more
-   * (limits.ts): counted from the codes recorded in the database, in `tx`, which holds codeLocks, so
-   * that two requests, on any instances, cannot both take the last one. Over a limit, nothing is
-   * mailed: 429 rate_limited with how long to wait.
+   * Queues the code's mail if the limits per recipient and per claim (limits.ts), counted in `tx`
+   * under codeLocks, allow one more: two requests on any instances cannot both take the last one.
+   * Over a limit nothing is mailed: 429 rate_limited with how long to wait.
    */
   async function sendCode(to: string, code: string, tokenHash: string, tx: Tx): Promise<void> {
     const recipient = recipientOf(to);

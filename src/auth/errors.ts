@@ -1,5 +1,5 @@
 // Errors of the agent-auth endpoints. OAuthError renders as RFC 6749 §5.2 JSON on /oauth/*;
-// AgentAuthError as problem+json with an OAuth-style `error` code on /agent/* (CONTRACT.md "Errors").
+// AgentAuthError as problem+json with an OAuth-style `error` code on /agent/* (docs/api.md "Errors").
 
 /** RFC 6749 §5.2 (plus RFC 8707 §2 invalid_target, RFC 7009 §2.2.1 unsupported_token_type). */
 export type OAuthErrorCode =

@@ -1,8 +1,6 @@
-// Verification of ID-JAG identity assertions (IETF draft-ietf-oauth-identity-assertion-authz-grant):
-// JWTs a trusted identity provider issues for this service, redeemed at /agent/register and
-// /oauth/token (design/agent-auth.md §1, §3). Issuers and their JWKS URLs come from TRUSTED_ISSUERS;
-// a redeemed (issuer, jti) is recorded so an assertion works once. Error messages are shown to API
-// clients: they say what is wrong, never echo the token and never reveal configuration.
+// Verifies ID-JAG identity assertions (draft-ietf-oauth-identity-assertion-authz-grant) from the
+// TRUSTED_ISSUERS, redeemed once each (issuer, jti) at /agent/register and /oauth/token (docs/agent-auth.md).
+// Error messages reach clients: they say what is wrong, never echo the token or reveal configuration.
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
 import { ajv, hasLoneSurrogate } from '../validation/ajv.js';
 import { verifiedEmailRegistrationSchema } from './schemas.js';
@@ -18,7 +16,7 @@ const MAX_ASSERTION_LENGTH = 16_384;
 /**
  * The longest text claim kept, in characters: OpenID Connect's limit on sub (Core §2), ample for a
  * jti, a client_id or an address. Claims are keys of indexes (issuer + jti, issuer + sub), whose
- * entries PostgreSQL caps at 2,704 bytes: a 4,000-character jti failed the write with a 500.
+ * entries PostgreSQL caps at 2,704 bytes: a longer claim is refused here, not by a failed write.
  */
 export const MAX_CLAIM_LENGTH = 255;
 /** Scopes are kept as given, space-separated, in one claim. */
@@ -81,7 +79,7 @@ export function createIdJagVerifier(options: IdJagVerifierOptions): { verify(ass
 
   return {
     async verify(assertion) {
-      // design/agent-auth.md §1: TRUSTED_ISSUERS unset = the id-jag type answers issuer_not_enabled.
+      // TRUSTED_ISSUERS unset: the id-jag type answers issuer_not_enabled (docs/agent-auth.md).
       if (Object.keys(trustedIssuers).length === 0) {
         throw new AssertionError('issuer_not_enabled', 'ID-JAG assertions are not enabled on this service');
       }

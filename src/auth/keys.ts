@@ -1,5 +1,5 @@
 // The service's ES256 signing keys: made on first start and kept in the database, so every instance
-// signs and verifies alike (design/agent-auth.md §5). Several keys may be published at once, which
+// signs and verifies alike (docs/agent-auth.md). Several keys may be published at once, which
 // is what rotation needs: a new key signs, the old one keeps verifying until it is retired.
 import type { KeyObject, webcrypto } from 'node:crypto';
 import {

@@ -1,7 +1,7 @@
 // Size and rate limits of the agent-auth endpoints, and the limits on the claim codes they mail, in
 // one place for the routes, the claims and auth.md.
 
-/** design/agent-auth.md §1: registration and token bodies are small. */
+/** Registration and token bodies are small (docs/agent-auth.md). */
 export const AUTH_BODY_LIMIT_BYTES = 16 * 1024;
 export type RateLimit = { readonly max: number; readonly timeWindow: number };
 export type AuthRateLimits = Readonly<Record<'register' | 'claim' | 'token' | 'revoke', RateLimit>>;
@@ -27,12 +27,9 @@ const MINUTE_MS = 60 * 1000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /**
- * Claim codes mailed to one address (trimmed, lower-cased), whoever asks, from wherever, for
- * whichever registration, on any instance. The per-IP limits above do not protect a stranger: from
- * many addresses anyone could have the studio mail one person codes without end, and unwanted mail
- * in bulk is what gets a sender's domain marked as spam. A person who asked for a code needs one,
- * a second when it went astray, rarely a third within the code's 15 minutes; a day's ten bound what
- * anyone can make the studio send one address.
+ * Claim codes mailed to one address (trimmed, lower-cased), whoever asks, on any instance: per-IP
+ * limits do not stop many addresses from mailing one stranger without end (and bulk mail marks the
+ * studio's domain as spam). A person needs one code, rarely a third; ten a day bound the rest.
  */
 export const CODES_PER_RECIPIENT: readonly SendLimit[] = [
   { max: 3, windowMs: 15 * MINUTE_MS },

@@ -1,4 +1,4 @@
-// The discovery documents (interface document §2.5, design/agent-auth.md §7): OAuth protected
+// The discovery documents (docs/agent-auth.md): OAuth protected
 // resource metadata (RFC 9728), authorization server metadata (RFC 8414) with the `agent_auth` block
 // of the auth.md proposal, and the same document as OpenID discovery. All built from AuthUrls.
 import type { Config } from '../config.js';
@@ -41,14 +41,9 @@ export const authFeatures = (config: Pick<Config, 'smtp' | 'trustedIssuers'>): A
 });
 
 /**
- * RFC 8414 §2. No authorization endpoint is advertised, since there is none (agents use the
- * assertion grants), and no array is empty (RFC 8414 §3.2). Unknown members such as `agent_auth`
- * are ignored by clients that do not know them (§2). Both identity types of the interface document
- * (§2.5) are always offered. ID-JAG always is: which issuers are trusted is configuration, and an
- * ID-JAG of an issuer not in TRUSTED_ISSUERS (of any, where it is unset) is answered
- * `issuer_not_enabled` at registration (design/agent-auth.md §1), `invalid_grant` at the token endpoint. verified_email is offered only where a code can
- * be mailed. `claim_uri` stays: scanners count a method complete with it, and a deployment without
- * mail simply issues no claim tokens.
+ * RFC 8414 §2 (no authorization endpoint: there is none; no empty array, §3.2). Both identity types
+ * and ID-JAG are always offered (an untrusted issuer is refused when redeemed); verified_email only
+ * where a code can be mailed. `claim_uri` stays: scanners count a method complete with it.
  */
 export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled }: Pick<AuthFeatures, 'emailEnabled'>) {
   const credentialTypes = [TOKEN_TYPE_JWT];

@@ -1,4 +1,4 @@
-// The wire shapes of the agent-auth request bodies (design/agent-auth.md §1–2): the schemas that
+// The wire shapes of the agent-auth request bodies (docs/agent-auth.md): the schemas that
 // validate them and that the OpenAPI document is built from.
 import { WRITTEN_TEXT } from '../validation/ajv.js';
 import { TOKEN_TYPE_ID_JAG } from './metadata.js';

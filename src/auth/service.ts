@@ -1,4 +1,4 @@
-// Agent registration, tokens and revocation (design/agent-auth.md §1, §3, §4, §6). HTTP routes are
+// Agent registration, tokens, revocation and bearer use (docs/agent-auth.md). HTTP routes are
 // thin doors onto these functions; everything durable lives in the AuthStore.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
@@ -117,10 +117,9 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
           status: 'pending',
           email,
         } as const;
-        // Over the limits on codes mailed (limits.ts), claims.open refuses with 429 and nothing is
-        // kept: no mail, and no pending registration whose claim token was never given to anyone.
-        // The agent sends the same request again after Retry-After.
-        // Its code is hashed before the transaction, which holds the address's lock meanwhile.
+        // Over the limits on codes (limits.ts) claims.open refuses with 429 and nothing is kept (no
+        // mail, no registration): the agent retries after Retry-After. The code is hashed before
+        // the transaction, which holds the address's lock meanwhile.
         const prepared = await claims.prepare(email);
         const { client, claim } = await db.transaction(
           async (tx) => {
@@ -322,7 +321,7 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
     // RFC 7009 §2.2: respond as success, so that a caller learns nothing about tokens it guesses.
   }
 
-  /** Bearer use (design §6): the client a valid access token stands for, or null. */
+  /** Bearer use (docs/agent-auth.md): the client a valid access token stands for, or null. */
   async function authenticate(token: string, audience: string): Promise<AuthenticatedClient | null> {
     let payload: JWTPayload;
     try {

@@ -1,5 +1,5 @@
 // Every address the agent-auth surface publishes, built once from PUBLIC_URL, so the discovery
-// documents, tokens and auth.md can never disagree (design/agent-auth.md: issuer = B, resource = B/).
+// documents, tokens and auth.md can never disagree (docs/agent-auth.md: issuer = B, resource = B/).
 
 export interface AuthUrls {
   /** B: PUBLIC_URL without a trailing slash; the authorization server's issuer identifier. */

@@ -5,10 +5,9 @@ import type { DeliveryRecord } from '../storage/store.js';
 /** The longest cell a table shows; the full value is in `show` and `--json`. */
 const TABLE_CELL_MAX_LENGTH = 40;
 
-// Inquiries are written by the public, so a name or message may carry terminal escape sequences
-// (clearing the screen, rewriting earlier lines, changing the window title) or bidi overrides that
-// make text read differently than it is stored. Human-readable output shows them as \u escapes;
-// --json and CSV are data and keep the exact stored text.
+// The public writes inquiries, so a name or message may carry terminal escape sequences or bidi
+// overrides that make text read otherwise than stored: human-readable output shows them as \u
+// escapes; --json and CSV are data and keep the exact stored text.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point here.
 const UNSAFE_FOR_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
@@ -46,10 +45,9 @@ const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2}
 const MS_PER_MINUTE = 60_000;
 
 /**
- * An ISO 8601 date or date-time as an instant, or undefined when the text is none or names no
- * real day or time. Date alone reads 2025-02-30 as March 2nd and 24:00 as the next day, and a
- * date-time without a zone in the machine's time zone; here that is UTC, like a bare date and like
- * every time the CLI prints, so the same command means the same instant on every machine.
+ * An ISO 8601 date or date-time as an instant, or undefined when it names no real day or time (Date
+ * alone takes 2025-02-30 for March 2nd). Without a zone it is UTC, like every time the CLI prints, so
+ * a command means the same instant on every machine.
  */
 export function parseInstant(text: string): Date | undefined {
   const match = ISO_DATE_TIME.exec(text);
@@ -121,10 +119,9 @@ export function lastErrors(deliveries: readonly DeliveryRecord[]): string {
   return errors.length === 0 ? '-' : errors.join('; ');
 }
 
-// A spreadsheet treats a cell that starts with =, +, - or @ as a formula (and tab or CR can hide
-// such a start), so a visitor could put `=HYPERLINK(...)` or a DDE payload in the company field and
-// have it run when the studio opens the export (CSV/formula injection, OWASP). Such cells get a
-// leading apostrophe, which spreadsheets read as "this is text" and do not display.
+// OWASP CSV injection: a spreadsheet runs a cell starting with =, +, - or @ (tab or CR can hide the
+// start) as a formula, so a visitor's `=HYPERLINK(...)` would run when the studio opens the export.
+// Such cells get a leading apostrophe, which spreadsheets read as "text" and do not display.
 const FORMULA_START = /^[=+\-@\t\r]/;
 // RFC 4180 §2: a field containing a double quote, comma or line break is enclosed in double quotes,
 // and a double quote inside it is doubled. A semicolon too: where it is the list separator (German,

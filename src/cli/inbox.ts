@@ -13,9 +13,9 @@ import { systemErrorText } from './format.js';
 export class InboxError extends Error {}
 
 /**
- * The store of the inbox, or an InboxError. Read and write commands alike refuse a schema older or
- * newer than this release's: migrating under instances that are still running would stop the older
- * ones (README, "Upgrades"), and the CLI could not read or write a newer schema reliably.
+ * The store of the inbox, or an InboxError. Every command refuses a schema older or newer than this
+ * release's: migrating would stop the older instances still running (docs/operations.md), and a
+ * newer schema cannot be read or written reliably.
  */
 export async function openInbox(config: DatabaseConfig): Promise<Store> {
   // Opening a SQLite path creates the file. For the server that is the first start; for the CLI it

@@ -1,7 +1,6 @@
 // The studio's command-line tool (`npx studio-inquiry`, `npm run inquiries -- <command>`): read the
-// inbox, export it, and re-queue deliveries that failed. It reads the same environment as the server
-// (DATABASE_URL above all) and opens the same database, but it never starts the delivery worker:
-// sending stays with the server, so running the CLI beside it cannot send anything twice.
+// inbox, export it, re-queue failed deliveries. Same environment and database as the server, but no
+// delivery worker: sending stays with the server, so the CLI beside it cannot send anything twice.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import type { Store } from '../storage/store.js';

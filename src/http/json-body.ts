@@ -4,10 +4,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { InvalidBodyError, UnsupportedMediaTypeError } from './problems.js';
 
 /**
- * RFC 8259 §8.1: JSON exchanged between systems is UTF-8, and Fastify decodes every body as UTF-8
- * whatever its charset says, so a body declared in Latin-1 would be stored garbled and one in
- * UTF-16 refused as invalid JSON. A body declared in any other charset is refused with a 415 that
- * says so. "utf8" is also a label of UTF-8 (WHATWG Encoding), so it is taken too.
+ * RFC 8259 §8.1: JSON between systems is UTF-8, and Fastify decodes every body as UTF-8 whatever its
+ * charset, so a body declared in another charset (Latin-1 would be stored garbled) gets a 415 that
+ * says so. "utf8" is a label of UTF-8 too (WHATWG Encoding).
  */
 const UTF8_LABELS = new Set(['utf-8', 'utf8']);
 
@@ -34,10 +33,9 @@ export function registerJsonParser(app: FastifyInstance): void {
 }
 
 /**
- * Why a body cannot be read as the text it was sent as, if it cannot: under a coding the service
- * does not decode (it decodes none: RFC 9110 §8.4, a 415, not gzip taken as garbled text), or in
- * bytes that are not UTF-8 (which would be decoded to U+FFFD: what was sent would not be what is
- * kept; a 400). For every body parser: JSON here, form-encoding on /oauth/*.
+ * Why a body cannot be read as the text it was sent as, for every body parser: a content coding
+ * (none is decoded: RFC 9110 §8.4, a 415), or bytes that are not UTF-8 (they would be kept as U+FFFD,
+ * not as sent: a 400).
  */
 export function unreadableBody(request: FastifyRequest, body: Buffer): Error | undefined {
   const coding = request.headers['content-encoding'];

@@ -1,4 +1,4 @@
-// Starting and stopping the HTTP server within the operating contract (CONTRACT.md): a listen
+// Starting and stopping the HTTP server (docs/operations.md): a listen
 // failure is one line naming the variable to fix; shutdown drains requests for a bounded time.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -14,22 +14,18 @@ import { settlesWithin } from '../deadline.js';
  */
 export const UPLOAD_DRAIN_MS = 2_000;
 /**
- * A request that has arrived whole is being answered (waiting on the database, say: a lock another
- * process holds, a failover): it gets this long from the signal to finish, and its client its
- * answer. The delivery worker stops meanwhile (up to 5 s for the sends it has started), and the
- * store is closed after, within the 9 s deadline.
+ * How long a request that has arrived whole (waiting on a lock or a failover, say) gets from the
+ * signal to be answered. The delivery worker stops meanwhile (up to 5 s for its started sends), and
+ * the store is closed after, within the 9 s deadline.
  */
 export const REQUEST_DRAIN_MS = 7_000;
 /** How long the server may take to close once every connection has been closed. */
 const CONNECTIONS_CLOSED_MS = 500;
 
 /**
- * The HTTP server's connections and the requests each has outstanding (pipelined requests are
- * answered in order, so several may be), for closeHttp. The server closes its idle connections
- * when it starts closing, but not those that become idle afterwards: an answer given during the
- * drain would leave its kept-alive connection open until the last cut. So, while closing, each
- * answer is followed by the server's own close of idle connections, which leaves alone a
- * connection whose next request has started to arrive (that one is answered 503 `shutting_down`).
+ * The server's connections and their outstanding (pipelined) requests, for closeHttp. While closing,
+ * each answer is followed by closing idle connections, which Node does only once, at the start; a
+ * connection whose next request has started to arrive stays (it is answered 503 `shutting_down`).
  */
 export class ConnectionWatch {
   private readonly connections = new Map<Socket, Set<IncomingMessage>>();

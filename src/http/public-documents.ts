@@ -1,8 +1,6 @@
-// Documents any web page may read (design/agent-auth.md §7: the discovery documents carry
-// `Access-Control-Allow-Origin: *`; so do the other documents written for agents), whatever
-// CORS_ORIGINS allows for the API. Their GET handlers send the header. A browser asks first (a
-// preflight) when its client adds a header of its own, such as the MCP SDK's MCP-Protocol-Version:
-// that is answered here, since the API's CORS rules would refuse an origin they do not list.
+// Documents any web page may read whatever CORS_ORIGINS allows (the discovery documents and the
+// others written for agents; docs/agent-auth.md): their GET handlers send ACAO *, and the preflight a
+// client's own header (MCP-Protocol-Version) causes is answered here, not by the API's CORS rules.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const PUBLIC_DOCUMENTS = new Set(['/openapi.json', '/auth.md', '/llms.txt', '/mcp/server-card']);

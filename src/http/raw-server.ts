@@ -1,6 +1,5 @@
-// What Node's HTTP server answers by itself, before any request reaches Fastify: requests its
-// parser refuses, requests too slow to arrive, an Expect it does not know, CONNECT. Each is answered
-// problem+json with the security headers and a request id, like every other error, and a refusal
+// What Node's HTTP server answers before Fastify (a request its parser refuses or too slow to arrive,
+// an unknown Expect, CONNECT), as problem+json with the security headers and a request id; a refusal
 // never overtakes the answers to the requests before it on the same connection.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -48,12 +47,9 @@ export class RawAnswers {
   ) {}
 
   /**
-   * A request Node's parser refused (or that took too long to arrive). Requests pipelined before it
-   * on the connection that have arrived whole are answered first, in order (RFC 9112 §9.3.2): a
-   * valid inquiry followed by garbage in one packet was stored, and its client would otherwise
-   * have read only the 400. A request still arriving (its body refused, or too slow) is the refused
-   * one, never answered otherwise: not waited for. Nor is anything waited for longer than a request
-   * may take to arrive.
+   * A request Node's parser refused (or too slow to arrive). The whole requests pipelined before it
+   * are answered first, in order (RFC 9112 §9.3.2): an inquiry stored is reported. A request still
+   * arriving is the refused one, not waited for; nothing is waited for longer than a request may take.
    */
   readonly refuse = (error: NodeJS.ErrnoException, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;

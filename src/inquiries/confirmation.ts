@@ -1,4 +1,4 @@
-// The plain-text answer to an accepted inquiry (interface document §4.1: 200 text/plain).
+// The plain-text answer to an accepted inquiry (docs/api.md: 200 text/plain).
 import type { StudioProfile } from '../studio/profile.js';
 
 export function confirmationText(profile: StudioProfile, reference: string): string {

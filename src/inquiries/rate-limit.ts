@@ -1,8 +1,6 @@
-// RATE_LIMIT_INQUIRIES: a fixed-window counter per client address, one for both doors an inquiry
-// comes in by (POST /api/contact and the MCP tool submit_inquiry), so a client has one allowance
-// however it sends (CONTRACT.md: "inquiries accepted per client IP per window"): an inquiry that
-// was not stored gives its use back. In memory per process, or in Redis (shared by every instance)
-// when REDIS_URL is set.
+// RATE_LIMIT_INQUIRIES: inquiries accepted per client address per fixed window, one allowance for both
+// doors (POST /api/contact, MCP submit_inquiry; docs/api.md "Rate limits"): one not stored gives its
+// use back. In memory per process, or in Redis (shared by every instance) with REDIS_URL.
 import { isIPv6 } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { RateLimitConfig } from '../config.js';
@@ -14,11 +12,9 @@ import type { RateLimitConfig } from '../config.js';
 const MAX_TRACKED_ADDRESSES = 10_000;
 const REDIS_KEY_PREFIX = 'studio-inquiry:inquiries:';
 /**
- * Atomically: below the limit (ARGV[2]) INCR, past it count nothing and answer one more than it (a
- * refused use is not counted, as in memory, so that a use given back by REDIS_REFUND_SCRIPT is free
- * again however many were refused meanwhile); start the window where the key has none (its first
- * use, not a count back at zero after a use was given back, which is still the same window; nor a
- * key left without one, which would refuse for ever); and say how long the window has left.
+ * Atomically: INCR below the limit (ARGV[2]); past it count nothing (as in memory: a use given back is
+ * then free again) and answer limit + 1. Expire a key that has no expiry (a first use, or a key left
+ * without one, which would refuse for ever; a count refunded to zero keeps its window); answer PTTL.
  */
 const REDIS_WINDOW_SCRIPT = `
 local count = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -60,10 +56,9 @@ export interface WindowLimiter {
    */
   take(address: string): Promise<LimitVerdict | null>;
   /**
-   * Gives back one use `take` counted for `address` (its inquiry was not stored), to the window
-   * running now: never below zero, and nothing once the window is over. (Should the window end and
-   * a new one start between the two, the new one gets it: at most one use more, once.) Does nothing
-   * without a limit, or when Redis cannot be reached.
+   * Gives back one use `take` counted for `address` (its inquiry was not stored) to the window running
+   * now: never below zero, nothing once it is over (one restarted in between gets it: one use more,
+   * once). Does nothing without a limit, or when Redis cannot be reached.
    */
   refund(address: string): Promise<void>;
 }
@@ -74,16 +69,9 @@ export type Admission<Answer> =
   | { readonly refused?: undefined; readonly answer: Answer; readonly verdict: LimitVerdict | null };
 
 /**
- * Admits one inquiry, at either door, and sends it: a retry whose Idempotency-Key has already
- * answered is answered from a read (`answerRetry`, InquiryService.answerRetry), before the limit and
- * without counting; any other inquiry is counted (`verdict`) and, past the limit, refused without
- * being sent. Without a limit nothing is read or counted: a retry then goes into the write batch,
- * which looks its key up anyway.
- *
- * `send` is given the retry's answer (or null) and answers the inquiry, storing it when it is new.
- * If it throws, nothing was stored (InquiryService.submit throws only then: not stored, or refused
- * before storing), and the use counted is given back: the limit counts inquiries accepted
- * (CONTRACT.md), so a client told "not stored, try again" can.
+ * Admits one inquiry at either door: a retry whose Idempotency-Key has answered is answered from a
+ * read (InquiryService.answerRetry), uncounted; any other is counted, and refused unsent past the limit.
+ * `send` answers with the retry's answer or stores the inquiry.
  */
 export async function admitInquiry<Answer>(
   limiter: WindowLimiter,
@@ -92,6 +80,7 @@ export async function admitInquiry<Answer>(
   send: (retry: Answer | null) => Promise<Answer>,
 ): Promise<Admission<Answer>> {
   const { rule } = limiter;
+  // No limit: nothing read or counted; a retry goes into the write batch, which looks its key up anyway.
   if (rule === null) return { answer: await send(null), verdict: null };
   const retry = await answerRetry();
   if (retry !== null) return { answer: await send(retry), verdict: null };
@@ -100,6 +89,8 @@ export async function admitInquiry<Answer>(
   try {
     return { answer: await send(null), verdict };
   } catch (error) {
+    // submit throws only when nothing was stored: the use is given back, since the limit counts
+    // inquiries accepted and a client told "not stored, try again" must be able to.
     if (verdict !== null) await limiter.refund(address);
     throw error;
   }
@@ -162,10 +153,9 @@ export function windowText(windowMs: number): string {
 }
 
 /**
- * What a client address counts under: an IPv4 address as it is, one mapped into IPv6 (::ffff:a.b.c.d,
- * RFC 4291 §2.5.5.2, however it is written) as that IPv4 address, and any other IPv6 address by the
- * /64 it is in, since one host or site is given a whole /64 (RFC 6177) and can send from any address
- * in it.
+ * What a client address counts under: IPv4 as it is, IPv4-mapped IPv6 (RFC 4291 §2.5.5.2, however
+ * written) as its IPv4 address, and other IPv6 by its /64, since a host or site is given a whole /64
+ * (RFC 6177) and can send from any address in it.
  */
 export function clientKey(address: string): string {
   if (!isIPv6(address)) return address;

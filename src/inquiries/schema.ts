@@ -1,4 +1,4 @@
-// The Inquiry wire shape (interface document §2.1): the one schema that validates POST /api/contact,
+// The Inquiry wire shape (docs/api.md): the one schema that validates POST /api/contact,
 // the domain service and the MCP tool, and that the OpenAPI document is generated from.
 import { OPTIONAL_TEXT, WRITTEN_TEXT } from '../validation/ajv.js';
 import type { FromSchema } from './json-schema.js';
@@ -11,7 +11,7 @@ export const INQUIRY_LIMITS = {
   messageMaxLength: 10_000,
 } as const;
 
-/** Interface document §8 leaves the body size open; an inquiry at its longest is ~11 KB. */
+/** Well above an inquiry at its longest (~11 KB). */
 export const CONTACT_BODY_LIMIT_BYTES = 64 * 1024;
 
 export const inquirySchema = {

@@ -102,12 +102,9 @@ export function createInquiryService({
   }
 
   /**
-   * Writes a batch of submissions in two rounds: look up their keys, their recent fingerprints and
-   * whether fresh references are free; decide each one in arrival order (a later submission sees
-   * the earlier ones of the same batch); then insert the new inquiries, their deliveries and their
-   * keys. On PostgreSQL each round is one statement (IntakeStore) and one round trip to the
-   * database, the first one shared with `begin` (lockedPostgresTransaction): what a batch costs
-   * there is mostly its statements and round trips, not its rows.
+   * Writes a batch in two rounds, each one statement (IntakeStore), since a batch costs its round trips
+   * more than its rows: look up keys, recent fingerprints and free references; decide each submission in
+   * arrival order (seeing the batch's earlier ones); then insert inquiries, deliveries and keys.
    */
   async function writeBatch(tx: Tx, batch: readonly Submission[]): Promise<(SubmitResult | Error)[]> {
     const receivedAt = now();
@@ -198,12 +195,9 @@ export function createInquiryService({
   }
 
   /**
-   * The answer to a retry, read without writing: a request whose Idempotency-Key has already
-   * answered an inquiry can only be replayed (the same body) or refused (IdempotencyConflictError),
-   * never stored anew. So the doors ask here before the rate limit: a retry neither counts against
-   * it nor takes the database's write lock (SQLite has one writer), however often it comes. null
-   * for no key, a key not seen, input that is not an inquiry (`submit` says why), or a database that
-   * cannot say: the request then goes the usual way, into a batch that looks again.
+   * A retry's answer, read without writing (a used key is only replayed or refused), so that retries
+   * neither count against the rate limit nor take the write lock. null for no key, a key not seen,
+   * input that is not an inquiry, or a database that cannot say: the batch then looks again.
    */
   async function answerRetry(input: unknown, key: string | undefined): Promise<SubmitResult | null> {
     if (key === undefined || !validateInquiry(input)) return null;

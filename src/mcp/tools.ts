@@ -7,10 +7,9 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../inquiries/service.js';
 const text = { type: 'string' } as const;
 
 /**
- * The Idempotency-Key header's rule (checkIdempotencyKey: 1-255 visible ASCII characters, U+0021 to
- * U+007E) minus the double quote. The header may wrap its key in quotes (a structured-field string)
- * and the quotes are then dropped; an argument is already a JSON string, so it has no quoting: what
- * the agent sends is the key, checked by this very schema and stored as sent.
+ * The Idempotency-Key header's rule (checkIdempotencyKey: 1-255 of U+0021 to U+007E) minus the double
+ * quote: the header may wrap its key in quotes, which are dropped, but an argument is already a JSON
+ * string, so what the agent sends is the key, checked by this very schema and stored as sent.
  */
 export const IDEMPOTENCY_KEY_RULE = `1-${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters, without spaces or double quotes (e.g. a UUID)`;
 export const IDEMPOTENCY_KEY_PROPERTY = {

@@ -1,4 +1,4 @@
-// The agent-auth side of the OpenAPI document (design/agent-auth.md): POST /agent/register and
+// The agent-auth side of the OpenAPI document (docs/agent-auth.md): POST /agent/register and
 // /agent/claim (problem+json errors) and POST /oauth/token and /oauth/revoke (RFC 6749 §5.2 errors,
 // form-encoded or JSON). Request bodies are the schema objects src/auth/service.ts validates with.
 import { AUTH_BODY_LIMIT_BYTES } from '../auth/limits.js';

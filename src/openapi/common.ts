@@ -48,10 +48,9 @@ export const headerRef = (name: string) => ({ $ref: `#/components/headers/${name
 export const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 
 /**
- * A validating schema as an OpenAPI component: the same object without its `$id` (an `$id` inside
- * an OpenAPI document would start a new base URI and break `#/components/...` references). The
- * copy is shallow, so `properties`, `required` and every nested schema are the very objects the
- * route validates with.
+ * A validating schema as an OpenAPI component, without its `$id` (which would start a new base URI
+ * and break `#/components/...` references). A shallow copy: every nested schema is the very object
+ * the route validates with.
  */
 export function component<S extends { readonly $id: string }>(schema: S): Omit<S, '$id'> {
   const { $id: _id, ...rest } = schema;

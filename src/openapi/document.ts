@@ -1,4 +1,4 @@
-// The OpenAPI 3.1.0 description of the whole interface (interface document §1, §4, §9): built once
+// The OpenAPI 3.1.0 description of the whole interface (docs/api.md): built once
 // from the configuration, the studio profile and the very schema objects the routes validate with.
 // Each area of the interface describes its own paths and schemas; this file puts them together.
 import { authUrls } from '../auth/urls.js';
@@ -12,7 +12,7 @@ import { inquiriesArea } from './inquiries.js';
 import { mcpArea } from './mcp.js';
 import { siteArea } from './site.js';
 
-/** Interface document §9: the description declares its own version. Paths carry none. */
+/** The description declares its own version (OpenAPI 3.1 §4.8.2 info.version). Paths carry none. */
 export const API_VERSION = '1.0.0';
 
 export interface OpenApiDocument extends Json {

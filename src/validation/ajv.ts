@@ -1,4 +1,4 @@
-// The one JSON Schema validator of the service. HTTP routes, the domain and (later) MCP tools compile
+// The one JSON Schema validator of the service. HTTP routes, the domain and the MCP tools compile
 // their schemas here, so the same schema object is checked the same way everywhere.
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -14,21 +14,15 @@ export const ajv = new Ajv({
 addFormats.default(ajv, ['email', 'uri']);
 
 /**
- * One character that is not NUL (U+0000), written so that it means the same with or without the
- * regex u flag: any code unit that is no surrogate, or a high surrogate followed by a low one (a
- * character beyond U+FFFF, an emoji). Ajv compiles patterns with the u flag; clients that read the
- * published schemas (OpenAPI, the MCP tools' input schemas) often do not, and a range of
- * surrogates alone would refuse every emoji there.
+ * One character but NUL, meaning the same with or without the regex u flag (a code unit that is no
+ * surrogate, or a surrogate pair): Ajv uses the flag, clients reading the published schemas often do
+ * not, and a range of surrogates alone would refuse every emoji there.
  */
 const CHARACTER = '(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])';
 /**
- * Characters nobody can read, beside whitespace (`\s`) and NUL: the other control characters (C0,
- * DEL, C1 such as NEL U+0085) and Unicode's Default_Ignorable_Code_Point within U+0000-U+FFFF (the
- * soft hyphen, the combining grapheme joiner, zero-width spaces, joiners and non-joiners, bidi marks
- * and overrides, word joiners, variation selectors, Hangul fillers). Beyond U+FFFF a character
- * always counts as visible: its pair of surrogates cannot be told apart in a pattern that must mean
- * the same with and without the u flag (test/unit/inquiry-rules.test.ts checks the list against the
- * Unicode properties, character by character).
+ * Characters nobody can read beside whitespace and NUL: other controls (C0, DEL, C1) and Unicode's
+ * Default_Ignorable_Code_Point below U+FFFF (checked in test/unit/inquiry-rules.test.ts). Beyond U+FFFF
+ * all count as visible: without the u flag a pattern cannot tell surrogate pairs apart.
  */
 const INVISIBLE =
   '\\u0001-\\u0008\\u000E-\\u001F\\u007F-\\u009F\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F' +
@@ -36,15 +30,9 @@ const INVISIBLE =
 const VISIBLE_CHARACTER = `(?:[^\\s${INVISIBLE}\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`;
 
 /**
- * Text that a person or an agent writes: at least one visible character (neither whitespace nor
- * INVISIBLE: "   " and a lone zero-width space count as empty); no NUL character (U+0000), which
- * nobody means and PostgreSQL cannot store in text (it would fail the write: a 500 for bad input);
- * and no lone surrogate (a "\ud800" escape in JSON), which is no character at all: UTF-8 cannot
- * hold it, and the two databases kept it differently (three bytes SQLite's readers show as three
- * U+FFFD, one U+FFFD on PostgreSQL). Leading whitespace and invisible characters, then a character
- * that is neither, then any characters: each code unit can match one way only, so a long value
- * costs linear time (`^[^\0]*[^\s\0][^\0]*$` took 0.2 s on 10,000 characters and a NUL; this
- * takes ~10 ms on 1,000,000).
+ * Written text: a visible character (not only whitespace or INVISIBLE), no NUL (PostgreSQL cannot store
+ * it in text) and no lone surrogate (no character: UTF-8 cannot hold it). Each code unit can match one
+ * way only, so that a long value costs linear time, never backtracking.
  */
 export const WRITTEN_TEXT = `^[\\s${INVISIBLE}]*${VISIBLE_CHARACTER}${CHARACTER}*$`;
 /** Text that may be blank, or empty, but has no NUL character and no lone surrogate. */
@@ -69,8 +57,8 @@ function patternDetail(pattern: string, value: unknown): string {
 const escapePointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
- * At most this many bad fields are listed. A 64 KiB body can hold thousands of unknown keys, and one
- * entry each made a 400 of 350 KB: more than anyone reads, and an amplifier for whoever sends them.
+ * At most this many bad fields are listed: a 64 KiB body can hold thousands of unknown keys, and an
+ * entry for each would make the 400 more than anyone reads, and an amplifier for whoever sends them.
  */
 export const MAX_FIELD_ERRORS = 50;
 

@@ -1,9 +1,6 @@
-// The contact page (GET /): plain HTML rendered once from the studio profile. No inline script or
-// style (the CSP forbids both): the look is /assets/site.css, the form's behaviour /assets/site.js.
-// The form is rendered hidden and a note with the studio's email address shown in its place: without
-// the script (off, blocked, failed) the form could only post to a dead end. site.js, a classic script
-// in <head>, marks the page (html.scripted) before its first paint, so the stylesheet lays the form
-// out in the note's place from the start; it then shows the form and hides the note for good.
+// The contact page (GET /): HTML rendered once from the studio profile, no inline script or style (the
+// CSP). The form starts hidden behind a note with the studio's address (without site.js it would post to
+// a dead end); site.js, in <head>, marks html.scripted before first paint, so the form takes the note's place.
 import { basePath } from '../auth/urls.js';
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';

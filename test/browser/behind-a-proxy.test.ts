@@ -1,7 +1,6 @@
-// The service served under a path by a real reverse proxy (node:http, on its own socket): the proxy
-// takes https://host/inquiry/… to the service's /… (the prefix stripped) and passes /.well-known/…
-// on unchanged, as README "Several instances" describes. PUBLIC_URL is the proxy's address with the
-// path. The contact page and /docs in Debian's chromium, and discovery as oauth4webapi does it.
+// The service under a path behind a real reverse proxy, as docs/operations.md describes: /inquiry/… goes
+// to the service's /… and /.well-known/… unchanged; PUBLIC_URL is the proxy's address with the path.
+// The contact page and /docs in Debian's chromium, and discovery as oauth4webapi does it.
 import { createServer, request as forward, type Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

@@ -1,9 +1,6 @@
-// The contact page in a real browser: Debian's chromium (/usr/bin/chromium, installed by .ci/run)
-// driven by playwright-core, against the real app on a real socket whose PUBLIC_URL is the origin it
-// serves (CORS and the CSP are bound to it), delivering to a real SMTP server. A fresh browser
-// context per test. If the browser cannot be launched, every test here fails: none is skipped.
-//
-// Screenshots go to test-artifacts/ (git-ignored).
+// The contact page in Debian's chromium (installed by .ci/run) driven by playwright-core, a fresh context
+// per test, against the real app whose PUBLIC_URL is the origin it serves, delivering to a real SMTP
+// server. A browser that cannot start fails every test (none skipped); screenshots go to test-artifacts/.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';

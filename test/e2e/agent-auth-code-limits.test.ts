@@ -1,7 +1,6 @@
-// Limits on the claim codes the service mails, run for real on each database: per recipient address
-// (whatever registration, claim or client address asks, on any instance) and per claim. The per-IP
-// limits stay as they are; every request comes from another client address, as an attacker's would.
-// The services' clock is the test's, so the windows pass without waiting.
+// Limits on the claim codes mailed, on each database: per recipient (whoever asks, on any instance) and
+// per claim. Each request comes from another client address, as an attacker's would, past the per-IP
+// limits; the services' clock is the test's, so the windows pass without waiting.
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -1,6 +1,6 @@
 // Races on agent auth, run for real on each database: parallel requests against the app, and two
 // instances on one database. A spy that waits holds each race window open, so that every run takes
-// the interleaving that once went wrong instead of depending on timing luck.
+// the racy interleaving instead of depending on timing luck.
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashClaimToken, OTP_MAX_FAILED_ATTEMPTS } from '../../src/auth/claims.js';

@@ -517,9 +517,9 @@ describe('claim codes go out as soon as they are committed', () => {
 
 describe('registrations beside intake', () => {
   it("hash their codes before their transaction: on SQLite an inquiry is not queued behind registrations' hashing", async () => {
-    // Each verified_email registration hashes its code with scrypt (tens of milliseconds). Inside
-    // the transaction that held SQLite's only connection for that long, and an inquiry sent
-    // behind 30 of them was answered after the last (1.1-1.3 s here), not among the first.
+    // Each verified_email registration hashes its code with scrypt (tens of milliseconds): inside
+    // the transaction it would hold SQLite's only connection that long, and an inquiry sent behind
+    // 30 of them would be answered after the last, not among the first.
     const answered: string[] = [];
     const registrations = Array.from({ length: 30 }, (_, index) =>
       json('/agent/register', verifiedEmailRegistration(`beside-${index}@example.com`, `Beside ${index}`)).then((response) => {

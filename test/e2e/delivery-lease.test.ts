@@ -1,8 +1,6 @@
-// Two delivery workers on one database (as two instances would run), with a short lease and a real
-// SMTP server that takes a second to accept each mail: the first worker claims every delivery at
-// once, and most of its sends wait for one of its 4 SMTP connections far longer than the lease.
-// While it is alive, it renews those leases: the other worker takes none of them over, each inquiry
-// is mailed once, and every attempt is recorded. On both backends.
+// Two delivery workers on one database, a short lease, and an SMTP server taking a second per mail: the
+// first claims everything, most sends waiting far longer than the lease. Alive, it renews the leases:
+// the other takes none over, each inquiry is mailed once, every attempt recorded. On both backends.
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';

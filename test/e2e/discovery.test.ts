@@ -38,7 +38,7 @@ describe('authorization server metadata', () => {
       register_uri: `${base}/agent/register`,
       claim_uri: `${base}/agent/claim`,
       revocation_uri: `${base}/oauth/revoke`,
-      // Both identity types of the interface document (§2.5), in every deployment. No SMTP and no
+      // Both identity types (docs/agent-auth.md), in every deployment. No SMTP and no
       // trusted issuer here: no verified_email (a mailed code), and ID-JAGs answer issuer_not_enabled.
       identity_types_supported: ['anonymous', 'identity_assertion'],
       identity_assertion: {

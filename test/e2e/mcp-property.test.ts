@@ -1,7 +1,6 @@
-// Property-based, through the official MCP client over a real socket: submit_inquiry and
-// POST /api/contact are two doors to one service. For the same fields the tool answers an error
-// exactly when the endpoint answers 400 (naming the same fields), and its idempotencyKey is accepted
-// exactly when it matches the schema tools/list advertises.
+// Property-based, with the official MCP client over a real socket: submit_inquiry answers an error
+// exactly when POST /api/contact answers 400 for the same fields (naming the same ones), and accepts
+// an idempotencyKey exactly when it matches the schema tools/list advertises.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -28,7 +27,7 @@ const visible = (minLength: number, maxLength: number, without = '') =>
   fc.string({ unit: fc.constantFrom(...VISIBLE_ASCII.filter((c) => !without.includes(c))), minLength, maxLength });
 const notVisible = fc.constantFrom(' ', '\t', '\n', '\u0000', '\u007f', '\u00e9', '\u{1F600}');
 
-/** The rule the README gives for the argument, read independently: 1–255 of U+0021–U+007E but ". */
+/** The rule docs/api.md gives for the argument, read independently: 1–255 of U+0021–U+007E but ". */
 const isKey = (key: unknown) => typeof key === 'string' && /^[\x21\x23-\x7e]{1,255}$/.test(key);
 
 const idempotencyKey = fc.oneof(

@@ -550,7 +550,7 @@ describe('rate limit', () => {
     }
   });
 
-  it('gives a client one allowance for HTTP and MCP together (CONTRACT: inquiries accepted per client IP)', async () => {
+  it('gives a client one allowance for HTTP and MCP together (inquiries accepted per client IP)', async () => {
     const limited = await startTestApp({ env: { RATE_LIMIT_INQUIRIES: '2/m' }, listen: true, startWorker: false });
     try {
       const client = new Client({ name: 'test-agent', version: '1.0.0' });

@@ -1,9 +1,6 @@
-// Contract test: real requests over a socket to every operation of /openapi.json, for its success
-// and each error status that can be provoked, and every answer checked against the document: the
-// status must be one it documents for that operation, the content type one it lists for that status,
-// the body valid against that schema (ajv, JSON Schema 2020-12 as OpenAPI 3.1 uses), and documented
-// headers valid where sent. Three services: a healthy one (with SMTP, for claims), one with tiny
-// rate limits (429s) and one whose store has been closed (500s and 503).
+// Contract test: every operation of /openapi.json over a socket, success and each error that can be
+// provoked, its status, content type, body (JSON Schema 2020-12) and headers checked against the document.
+// Three services: healthy (with SMTP, for claims), tiny rate limits (429s), a closed store (500s, 503).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,6 @@
-// A PostgreSQL server that stops answering without closing its connections (a network partition, a
-// failover that leaves the old address silent): the health check must say so within seconds, not
-// after TCP's own timeouts, and recover by itself once the server answers again. The service talks
-// to the real server through a TCP relay that the test can freeze.
+// A PostgreSQL server silent without closing its connections (a partition, a failover): health must say
+// so within seconds, not after TCP's timeouts, and recover by itself once the server answers again.
+// The service talks to the real server through a TCP relay that the test can freeze.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';

@@ -1,7 +1,6 @@
-// PostgreSQL stopped and started again under a running service (a private cluster, so the shared
-// server other tests use is never touched): health answers 503 while the database is down, intake
-// answers a clear 5xx, and the same process recovers by itself, delivering every inquiry it
-// answered 200 to exactly once.
+// PostgreSQL (a private cluster, leaving the shared server alone) stopped and started under a running
+// service: health answers 503 while it is down, intake a clear 5xx, and the same process recovers by
+// itself, delivering every inquiry it answered 200 to exactly once.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_IN_TEXT, validInquiry } from '../helpers/app.js';

@@ -1,7 +1,6 @@
-// Two service processes on one PostgreSQL database: instance A claims deliveries it cannot finish
-// (its SMTP server accepts connections and never greets), is killed with SIGKILL while holding the
-// claims, and instance B, running beside it, delivers every one of them once the lease has run out:
-// not before, and exactly once.
+// Two service processes on one PostgreSQL database: A claims deliveries it cannot finish (its SMTP server
+// never greets) and is SIGKILLed holding them; B, beside it, delivers every one once the lease has run
+// out: not before, and exactly once.
 import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

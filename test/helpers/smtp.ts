@@ -94,10 +94,9 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
         next.once('error', reject);
         next.listen(state.port, '127.0.0.1', () => resolve());
       });
-      // A client killed in the middle of a mail (the SIGKILL tests) resets its connection, which the
-      // server reports as an error event: that mail was never accepted, and the tests judge by what
-      // was. The listener of `listen` above hears only the first such event; a second one would be
-      // an uncaught exception. Every later error is left to the tests, which count the mail.
+      // A client killed mid-mail (the SIGKILL tests) resets its connection: an error event for a mail
+      // never accepted, which the tests judge by what was. The `listen` listener above hears only the
+      // first; a second would be an uncaught exception.
       next.on('error', () => {});
       server = next;
       const address = next.server.address() as AddressInfo;

@@ -62,7 +62,7 @@ describe('GET /auth.md', () => {
       ...Object.values(urls),
       `${urls.issuer}/api/contact`,
       urls.mcpResource,
-      // Served by the discovery routes with the authorization server metadata (design §7).
+      // Served by the discovery routes with the authorization server metadata (docs/agent-auth.md).
       `${urls.issuer}/.well-known/openid-configuration`,
     ]);
     const found = publicUrlsIn(text, PUBLIC_URL);
@@ -82,7 +82,7 @@ describe('GET /auth.md', () => {
     }
   });
 
-  it('names every endpoint of design §1–4', () => {
+  it('names every agent-auth endpoint (docs/agent-auth.md)', () => {
     for (const path of ['/api/contact', '/agent/register', '/agent/claim', '/oauth/token', '/oauth/revoke', '/mcp']) {
       expect(text).toContain(`${PUBLIC_URL}${path}`);
     }
@@ -117,7 +117,7 @@ describe('GET /auth.md', () => {
     for (const code of codes) expect(table).toMatch(new RegExp(`^\\| \`${code}\` \\| \\d{3}`, 'm'));
   });
 
-  it('gives the statuses, fields and headers of design §1–4', () => {
+  it('gives the statuses, fields and headers of the agent-auth endpoints (docs/agent-auth.md)', () => {
     for (const needle of [
       'identity_assertion_expires',
       'claim_token_expires',

@@ -1,8 +1,6 @@
-// Property-based: whatever body arrives, /api/contact never answers 5xx; it accepts exactly the
-// bodies an independent reading of the Inquiry rules accepts, stores them as sent, and rejects the
-// rest with a 400 that names exactly the bad fields. Lengths near each limit are tried with astral
-// characters (a code point is one character, not two UTF-16 units), and Idempotency-Key headers
-// against the README's rule.
+// Property-based: /api/contact never answers 5xx, accepts (and stores as sent) exactly the bodies an
+// independent reading of docs/api.md's rules accepts, and names exactly the bad fields in its 400;
+// lengths near each limit tried with astral characters, and Idempotency-Key headers too.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INQUIRY_LIMITS } from '../../src/inquiries/schema.js';
@@ -56,7 +54,7 @@ function isValidField(key: string, value: unknown): boolean {
 }
 
 /**
- * The README's rule for names and messages, read independently: a character that is neither
+ * docs/api.md's rule for names and messages, read independently: a character that is neither
  * whitespace, nor a control character, nor default-ignorable (zero-width, bidi and variation marks,
  * fillers), where characters beyond U+FFFF always count as visible.
  */
@@ -66,7 +64,7 @@ function hasVisibleCharacter(value: string): boolean {
 
 const pointerTo = (key: string) => `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
 
-/** The oracle: the JSON Pointers of the fields the README's rules refuse ([] for a valid inquiry). */
+/** The oracle: the JSON Pointers of the fields docs/api.md's rules refuse ([] for a valid inquiry). */
 function invalidPointers(body: unknown): string[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return [''];
   const record = body as Record<string, unknown>;
@@ -166,7 +164,7 @@ const headerKey = fc.oneof(
   fc.tuple(visibleKey(1, 40), notVisible, visibleKey(1, 40)).map(([a, c, b]) => a + c + b),
   fc.tuple(visibleKey(1, 40), notVisible, visibleKey(1, 40)).map(([a, c, b]) => `"${a}${c}${b}"`),
 );
-/** The README's rule, read independently: a bare token or a quoted string of 1–255 of U+0021–U+007E but the double quote. */
+/** docs/api.md's rule, read independently: a bare token or a quoted string of 1–255 of U+0021–U+007E but the double quote. */
 function keyOf(header: string): string | undefined {
   const inner = header.length >= 2 && header.startsWith('"') && header.endsWith('"') ? header.slice(1, -1) : header;
   return /^[\x21\x23-\x7e]{1,255}$/.test(inner) ? inner : undefined;

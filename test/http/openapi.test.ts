@@ -258,7 +258,7 @@ describe('route coverage', () => {
     ).toEqual([]);
   });
 
-  it('covers every endpoint of the interface document', () => {
+  it('covers every endpoint of the interface (docs/api.md)', () => {
     for (const [method, path] of [
       ['post', '/api/contact'],
       ['get', '/api/health'],
@@ -287,7 +287,7 @@ describe('GET /docs', () => {
     // No inline script: every <script> has a src.
     expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     const assets = [...page.body.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+)"/g)].map((match) => match[1] as string);
-    // Relative to the page, so that they hold under a proxy's path too (README, "Several instances"),
+    // Relative to the page, so that they hold under a proxy's path too (docs/operations.md),
     // and each with the hash of its content: a page fresh from the server never runs a file
     // cached from another release.
     const files = assets.map((asset) => asset.replace(/\?v=[0-9a-f]{12}$/, ''));

@@ -1,4 +1,4 @@
-// loadConfig: defaults from CONTRACT.md, and one clear error naming the variable for each bad value.
+// loadConfig: the defaults of docs/configuration.md, and one clear error naming the variable for each bad value.
 import fc from 'fast-check';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,6 @@
-// The email claim of an ID-JAG, signed by a real issuer (own ES256 keys, JWKS over HTTP on 127.0.0.1):
-// kept only when it is an address by the rule of the verified_email registration (format email, at
-// most 254 characters), otherwise taken as absent. The assertion's identity is its iss + sub; the
-// email is optional, so an invalid one costs the agent nothing but the email on file.
+// The email claim of an ID-JAG signed by a real issuer (own keys, JWKS on 127.0.0.1): kept only when an
+// address by the verified_email rule (format email, at most 254 characters), otherwise taken as absent;
+// the identity is iss + sub, so an invalid email costs the agent nothing but the email on file.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AssertionError, createIdJagVerifier, MAX_CLAIM_LENGTH } from '../../src/auth/id-jag.js';

@@ -76,7 +76,7 @@ describe('Idempotency-Key', () => {
     fc.tuple(visible(0, 20), invisible, visible(0, 20)).map(([a, c, b]) => `"${a}${c}${b}"`),
     fc.string({ unit: 'binary', maxLength: 30 }),
   );
-  /** The README's rule, read independently: one pair of enclosing quotes is dropped; 1–255 of U+0021–U+007E. */
+  /** docs/api.md's rule, read independently: one pair of enclosing quotes is dropped; 1–255 of U+0021–U+007E. */
   const keyOf = (raw: string): string | undefined => {
     const inner = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
     return inner.length >= 1 && inner.length <= 255 && [...inner].every((c) => c >= '!' && c <= '~' && c !== '"') ? inner : undefined;
@@ -95,7 +95,7 @@ describe('Idempotency-Key', () => {
 });
 
 describe('written text (names and messages)', () => {
-  /** The README's rule, read from the Unicode properties: neither whitespace, nor control, nor default-ignorable. */
+  /** docs/api.md's rule, read from the Unicode properties: neither whitespace, nor control, nor default-ignorable. */
   const visible = (c: string) => (c.codePointAt(0) ?? 0) > 0xffff || !/[\s\p{Cc}\p{Default_Ignorable_Code_Point}]/u.test(c);
   // As Ajv compiles it (the u flag), and as a client that reads the published schema may (without).
   const patterns = [new RegExp(WRITTEN_TEXT, 'u'), new RegExp(WRITTEN_TEXT)];

@@ -22,7 +22,7 @@ export async function agentAuthRoutes(
   { auth, limits = AUTH_RATE_LIMITS }: { auth: AgentAuth; limits?: AuthRateLimits },
 ) {
   // RFC 6749 §3.2: token requests are form-encoded; a parameter sent twice is an invalid request.
-  // /agent/* takes JSON only (interface document §4.4), as its OpenAPI description says.
+  // /agent/* takes JSON only (docs/api.md), as its OpenAPI description says.
   // The matched route, not the URL as sent (absolute-form, percent-encoded: RFC 9112 §3.2).
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
     if (!isOAuthRoute(request)) {

@@ -1,4 +1,4 @@
-// GET /auth.md (design/agent-auth.md §8): the agent-facing walk-through, as Markdown. Public,
+// GET /auth.md (docs/agent-auth.md): the agent-facing walk-through, as Markdown. Public,
 // cacheable and open to every origin, like the discovery documents it explains.
 import type { FastifyInstance } from 'fastify';
 import { authMarkdown } from '../../auth/auth-md.js';

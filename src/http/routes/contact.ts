@@ -1,7 +1,6 @@
-// POST /api/contact (interface document §4.1): parse → a retry answered from a read, or the rate
-// limit → the inquiry service (an inquiry not stored gives its use of the limit back) → the
-// plain-text confirmation. Validation (of the body and the Idempotency-Key) happens before the rate
-// limiter, so mistakes a person corrects in the form do not use up their allowance.
+// POST /api/contact (docs/api.md): validate the body and Idempotency-Key (before the rate limit, so
+// corrections in the form use no allowance) → a retry answered from a read, or the rate limit → the
+// inquiry service (one not stored gives its use back) → the plain-text confirmation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdempotencyKeyError } from '../../errors.js';
 import { confirmationText } from '../../inquiries/confirmation.js';

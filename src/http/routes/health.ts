@@ -1,4 +1,4 @@
-// GET /api/health (interface document §4.2): 200 while the store answers, 503 problem+json when not.
+// GET /api/health (docs/api.md): 200 while the store answers, 503 problem+json when not.
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/store.js';
 import { problem, sendProblem } from '../problems.js';

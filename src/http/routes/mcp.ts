@@ -21,10 +21,9 @@ const CARD_MAX_AGE_SECONDS = 3600;
 const JSON_RPC_PARSE_ERROR = -32700;
 const JSON_RPC_INVALID_REQUEST = -32600;
 /**
- * The most messages a JSON-RPC batch (MCP before protocol version 2025-06-18, which dropped
- * batches) may hold: each answer costs the server far more than its request (a `tools/list` of a
- * few dozen bytes is answered with kilobytes), so a request of 100 was answered with ~78 times its
- * size. A client sends the rest in further requests.
+ * The most messages a JSON-RPC batch (MCP before protocol version 2025-06-18) may hold: an answer
+ * costs far more than its request (a `tools/list` of a few dozen bytes gets kilobytes). A client
+ * sends the rest in further requests.
  */
 export const MCP_MAX_BATCH = 10;
 export const NOT_JSON_MESSAGE =
@@ -176,10 +175,9 @@ const invalidRequest = (reply: FastifyReply, message: string) =>
     .send({ jsonrpc: '2.0', id: null, error: { code: JSON_RPC_INVALID_REQUEST, message } });
 
 /**
- * JSON-RPC 2.0 §5.1: a body that is not JSON is a Parse error (-32700) with id null (no id could be
- * read), the shape MCP clients parse; Fastify's JSON parser refuses it before the route runs. The
- * security headers and X-Request-Id are already set (onRequest). Any other error (413, 415, 500)
- * is thrown on to the app's handler, as problem+json like every other endpoint's HTTP-level refusals.
+ * JSON-RPC 2.0 §5.1: a body Fastify's parser refuses as not JSON is a Parse error (-32700), id null,
+ * with the security headers and X-Request-Id already set. Any other error (413, 415, 500) goes on to
+ * the app's handler, as problem+json like every other endpoint's HTTP-level refusals.
  */
 function jsonRpcParseError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const message =

@@ -1,4 +1,4 @@
-// GET /openapi.json (interface document §1, §9), the OpenAPI 3.1.0 description of the whole
+// GET /openapi.json (docs/api.md), the OpenAPI 3.1.0 description of the whole
 // interface, and GET /docs, the interactive reference rendering it. The document is built and
 // serialised once at registration: it depends only on configuration read at start-up.
 import type { FastifyInstance } from 'fastify';
