@@ -12,7 +12,8 @@ import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createInquiryService } from '../../src/inquiries/service.js';
 import { ACROSS_PROCESSES, IN_PROCESS } from '../../src/storage/bulk.js';
-import { openDatabase, openExistingDatabase, RolledBackError } from '../../src/storage/database.js';
+import { dueDeliveries } from '../../src/storage/claim-due.js';
+import { openDatabase, openExistingDatabase } from '../../src/storage/database.js';
 import {
   type BatchProcessor,
   causedByAnItem,
@@ -22,9 +23,10 @@ import {
   MAX_BATCH_SIZE,
 } from '../../src/storage/group-commit.js';
 import { readSchemaVersion } from '../../src/storage/migrations.js';
-import { dueDeliveries } from '../../src/storage/outbox.js';
+import type { AttemptRecord, InquiryRecord, IntakeWrites, Store, Tx } from '../../src/storage/ports.js';
+import { RolledBackError } from '../../src/storage/postgres-locked-transaction.js';
 import type { Database } from '../../src/storage/schema.js';
-import { type AttemptRecord, createStore, type InquiryRecord, type IntakeWrites, type Store, type Tx } from '../../src/storage/store.js';
+import { createStore } from '../../src/storage/store.js';
 import { validInquiry } from '../helpers/app.js';
 import { BACKENDS, type FreshDatabase, freshPostgres, freshSqlite, postgresAdmin, storePerTest } from '../helpers/databases.js';
 
