@@ -30,7 +30,7 @@ import { CONTACT_BODY_LIMIT_BYTES } from './inquiries/schema.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Metrics } from './metrics.js';
 import type { Services } from './services.js';
-import type { Store } from './storage/store.js';
+import type { Store } from './storage/ports.js';
 import type { StudioProfile } from './studio/profile.js';
 import { ajv } from './validation/ajv.js';
 

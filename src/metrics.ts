@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { withTimeout } from './deadline.js';
-import type { DeliveryStatus, Outbox } from './storage/store.js';
+import type { DeliveryStatus, Outbox } from './storage/ports.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 

@@ -17,7 +17,8 @@ import { DeliveryWorker } from './delivery/worker.js';
 import { createInquiryService, IDEMPOTENCY_KEY_TTL_MS, type InquiryService } from './inquiries/service.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { openDatabase } from './storage/database.js';
-import { createStore, type Store } from './storage/store.js';
+import type { Store } from './storage/ports.js';
+import { createStore } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
 
 export interface Services {

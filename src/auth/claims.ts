@@ -3,8 +3,7 @@
 // go out by email through the same outbox as inquiries.
 import { createHash, randomBytes, randomInt, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { AgentClient, Claim } from '../storage/auth-store.js';
-import type { Store, Tx } from '../storage/store.js';
+import type { AgentClient, Claim, Store, Tx } from '../storage/ports.js';
 import { AgentAuthError } from './errors.js';
 import { CODE_SEND_MEMORY_MS, CODES_PER_CLAIM, CODES_PER_RECIPIENT, type SendLimit, waitBeforeNextSend } from './limits.js';
 

@@ -15,8 +15,7 @@ import {
   jwtVerify,
   SignJWT,
 } from 'jose';
-import type { AuthStore } from '../storage/auth-store.js';
-import type { Store } from '../storage/store.js';
+import type { AuthStore, Store } from '../storage/ports.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 

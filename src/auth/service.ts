@@ -3,8 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
 import { ValidationError } from '../errors.js';
-import type { AgentClient } from '../storage/auth-store.js';
-import type { Store, Tx } from '../storage/store.js';
+import type { AgentClient, Store, Tx } from '../storage/ports.js';
 import { ajv, toFieldErrors } from '../validation/ajv.js';
 import { type Claims, codeLocks } from './claims.js';
 import { AgentAuthError, OAuthError } from './errors.js';

@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
-import type { DeliveryRecord, InquiryRecord, Store } from '../storage/store.js';
+import type { DeliveryRecord, InquiryRecord, Store } from '../storage/ports.js';
 import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */

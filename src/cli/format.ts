@@ -1,6 +1,6 @@
 // Text in and out of the CLI: terminal-safe strings, a plain aligned table, delivery summaries, CSV,
 // the dates options take, and errors in words. Nothing here touches the store or the process.
-import type { DeliveryRecord } from '../storage/store.js';
+import type { DeliveryRecord } from '../storage/ports.js';
 
 /** The longest cell a table shows; the full value is in `show` and `--json`. */
 const TABLE_CELL_MAX_LENGTH = 40;

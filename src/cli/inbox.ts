@@ -4,9 +4,8 @@
 import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
-import type { OpenDatabase } from '../storage/database.js';
-import type { SchemaVersion } from '../storage/migrations.js';
-import type { Store } from '../storage/store.js';
+import type { OpenDatabase } from '../storage/handle.js';
+import type { SchemaVersion, Store } from '../storage/ports.js';
 import { systemErrorText } from './format.js';
 
 /** Why the CLI will not work on the database DATABASE_URL names: one line, exit code 1. */

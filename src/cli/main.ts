@@ -3,7 +3,7 @@
 // delivery worker: sending stays with the server, so the CLI beside it cannot send anything twice.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.js';
-import type { Store } from '../storage/store.js';
+import type { Store } from '../storage/ports.js';
 import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
 import { systemErrorText } from './format.js';
 import { InboxError, openInbox } from './inbox.js';

@@ -1,5 +1,5 @@
 // A delivery channel sends one inquiry (or service message) and says what became of the attempt.
-import type { DeliveryRecord, Outgoing } from '../storage/store.js';
+import type { DeliveryRecord, Outgoing } from '../storage/ports.js';
 
 export type SendResult =
   | { readonly outcome: 'succeeded' }

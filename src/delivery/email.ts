@@ -1,7 +1,7 @@
 // Email to the studio's inbox through nodemailer over SMTP_URL (CONTRACT.md "Email to the studio").
 // From is always the service (DMARC), Reply-To is the person; no field can add or change a header.
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { DeliveryRecord, InquiryRecord, Outgoing, ServiceMessage } from '../storage/store.js';
+import type { DeliveryRecord, InquiryRecord, Outgoing, ServiceMessage } from '../storage/ports.js';
 import type { StudioProfile } from '../studio/profile.js';
 import type { Channel, SendResult } from './channel.js';
 

@@ -1,7 +1,7 @@
 // The webhook channel: POSTs each inquiry as JSON to WEBHOOK_URL, signed per Standard Webhooks
 // (CONTRACT.md "Webhook"; standardwebhooks.com spec, "Signature scheme").
 import { createHmac } from 'node:crypto';
-import type { DeliveryRecord, InquiryRecord, Outgoing } from '../storage/store.js';
+import type { DeliveryRecord, InquiryRecord, Outgoing } from '../storage/ports.js';
 import type { Channel, SendResult } from './channel.js';
 
 export interface WebhookChannelOptions {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { settlesWithin } from '../deadline.js';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/store.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery, Store } from '../storage/ports.js';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
 import { DeliveryPacer, PACE_WINDOW_MS } from './pacing.js';

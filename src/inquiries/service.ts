@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { IdempotencyEntry, InquiryRecord, Store, Tx } from '../storage/store.js';
+import type { IdempotencyEntry, InquiryRecord, Store, Tx } from '../storage/ports.js';
 import { ajv, type FieldError, toFieldErrors } from '../validation/ajv.js';
 import { newReference } from './reference.js';
 import { type InquiryInput, inquirySchema } from './schema.js';

@@ -1,34 +1,9 @@
-// Storage ports of agent auth: signing keys, registered agent clients, claims and the codes they
-// mail, revoked token ids and redeemed foreign assertions. Everything that must hold across restarts
-// and instances lives here, held by rows and constraints, never by process memory.
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { AgentClaimsTable, AgentClientsTable, ClaimStatus, ClientStatus, Database, RegistrationType } from './schema.js';
-import type { Tx } from './store.js';
-
-export type { ClaimStatus, ClientStatus, RegistrationType } from './schema.js';
-
-export interface Claim {
-  readonly tokenHash: string;
-  readonly clientId: string;
-  readonly status: ClaimStatus;
-  readonly email: string | null;
-  readonly otpHash: string | null;
-  readonly otpExpiresAt: Date | null;
-  readonly failedAttempts: number;
-  readonly expiresAt: Date;
-  readonly createdAt: Date;
-}
-
-/**
- * The state a claim must still be in for a change to be written: the state the change was decided
- * on. A claim that another request has moved on meanwhile (claimed it, ended it, sent a new code) is
- * left as it is, across instances too, since the database checks it in the same statement.
- */
-export interface ClaimExpectation {
-  readonly status: readonly ClaimStatus[];
-  /** The code the decision was made with: a claim whose code has been replaced since is left alone. */
-  readonly otpHash?: string;
-}
+// Agent auth's storage (AuthStore): signing keys, registered agent clients, claims and the codes they
+// mail, revoked token ids and redeemed foreign assertions, held by rows and constraints.
+import { type Kysely, sql } from 'kysely';
+import { executorOn } from './executor.js';
+import type { AgentClient, AuthStore, Claim } from './ports.js';
+import type { AgentClaimsTable, AgentClientsTable, Database } from './schema.js';
 
 const toClaim = (row: Omit<AgentClaimsTable, 'failed_attempts'> & { failed_attempts: number }): Claim => ({
   tokenHash: row.token_hash,
@@ -41,84 +16,6 @@ const toClaim = (row: Omit<AgentClaimsTable, 'failed_attempts'> & { failed_attem
   expiresAt: new Date(Number(row.expires_at)),
   createdAt: new Date(Number(row.created_at)),
 });
-
-/** A claim code mailed, as the limits on codes count it. */
-export interface CodeSend {
-  /** The address, trimmed and lower-cased. */
-  readonly recipient: string;
-  /** The claim it was sent for. */
-  readonly tokenHash: string;
-  readonly sentAt: Date;
-  /** When no limit counts it any more (it may be purged after). */
-  readonly expiresAt: Date;
-}
-
-export interface SigningKeyRecord {
-  readonly kid: string;
-  readonly privateJwk: string;
-  readonly publicJwk: string;
-  readonly createdAt: Date;
-}
-
-export interface AgentClient {
-  readonly clientId: string;
-  readonly clientName: string;
-  readonly clientUri: string | null;
-  readonly registrationType: RegistrationType;
-  readonly status: ClientStatus;
-  readonly email: string | null;
-  readonly subject: string | null;
-  readonly issuer: string | null;
-  readonly createdAt: Date;
-}
-
-export interface AuthStore {
-  /** Unretired signing keys, newest first. */
-  signingKeys(tx?: Tx): Promise<SigningKeyRecord[]>;
-  addSigningKey(key: SigningKeyRecord, tx?: Tx): Promise<void>;
-  /**
-   * Inserts the client; false, and nothing written, where an active client already has its issuer
-   * and subject (one client per person at an ID-JAG issuer, held by a unique index: migration 006).
-   */
-  createClient(client: AgentClient, tx?: Tx): Promise<boolean>;
-  /**
-   * Makes a pending or anonymous client an active one owned by `email` (a completed claim); false,
-   * and nothing written, where the client is revoked (or unknown).
-   */
-  activateClient(clientId: string, email: string, tx?: Tx): Promise<boolean>;
-  createClaim(claim: Claim, tx?: Tx): Promise<void>;
-  findClaim(tokenHash: string, tx?: Tx): Promise<Claim | undefined>;
-  /**
-   * Counts one code attempt atomically, if the claim is waiting for a code and has attempts left;
-   * returns the new count, or null when it has none (concurrent guesses cannot share one count).
-   */
-  countCodeAttempt(tokenHash: string, maxAttempts: number, tx?: Tx): Promise<number | null>;
-  /** Changes the claim if it is still as `expected`; false, and nothing written, where it is not. */
-  updateClaim(
-    tokenHash: string,
-    changes: Partial<Pick<Claim, 'status' | 'email' | 'otpHash' | 'otpExpiresAt' | 'failedAttempts'>>,
-    expected: ClaimExpectation,
-    tx?: Tx,
-  ): Promise<boolean>;
-  /** Records a claim code mailed (in the transaction that queues it). */
-  recordCodeSend(send: CodeSend, tx?: Tx): Promise<void>;
-  /**
-   * When codes were mailed to a recipient, or for a claim, after `since`: newest first, at most
-   * `limit`. Read in the transaction that decides on the next one, holding a lock on its name.
-   */
-  codesSentSince(to: { recipient: string } | { tokenHash: string }, since: Date, limit: number, tx?: Tx): Promise<Date[]>;
-  findClient(clientId: string): Promise<AgentClient | undefined>;
-  /** The client registered for a subject of another issuer (ID-JAG), if any. */
-  findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;
-  /** Marks the client revoked; every token minted for it stops working. */
-  revokeClient(clientId: string, at: Date): Promise<void>;
-  revokeToken(jti: string, expiresAt: Date, at: Date): Promise<void>;
-  isTokenRevoked(jti: string): Promise<boolean>;
-  /** Records a foreign assertion's (issuer, jti); false when it was redeemed before (a replay). */
-  useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
-  /** Forgets revocations and used assertions whose tokens have expired, and codes no limit counts any more. */
-  purgeExpired(now: Date): Promise<void>;
-}
 
 const toClient = (row: AgentClientsTable): AgentClient => ({
   clientId: row.client_id,
@@ -133,7 +30,7 @@ const toClient = (row: AgentClientsTable): AgentClient => ({
 });
 
 export function createAuthStore(db: Kysely<Database>): AuthStore {
-  const q = (tx?: Tx): Kysely<Database> => (tx as unknown as Transaction<Database> | undefined) ?? db;
+  const q = executorOn(db);
   return {
     async signingKeys(tx) {
       const rows = await q(tx)

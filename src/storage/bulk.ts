@@ -1,8 +1,6 @@
 // Bulk writes (re-queueing a backlog, purging expired keys) in chunks, each its own short statement,
-// so that they never hold SQLite's one writer, or the event loop of the process running them, for
-// long: one statement over 200,000 deliveries held the write lock for 1.4 s, and the service's
-// intake beside it failed or waited that long.
-import type { Dialect } from './database.js';
+// so that they never hold SQLite's one writer, or the event loop of the process running them, for long.
+import type { Dialect } from './ports.js';
 
 export interface ChunkOptions {
   /** Rows a chunk changes at most. */
@@ -12,11 +10,9 @@ export interface ChunkOptions {
 }
 
 /**
- * For a bulk write that other processes wait for (the CLI's, beside a running service): chunks of
- * some tens of milliseconds on SQLite, and pauses longer than the longest sleep (100 ms) of a
- * process waiting for SQLite's lock (busy_timeout's sleeps grow 1, 2, 5, … 100 ms). The lock is not
- * fair: with shorter pauses a bulk write took it again and again, and the service, its event loop
- * held by that wait, answered nothing for up to 0.8 s. PostgreSQL needs no pause.
+ * For a bulk write other processes wait for (the CLI's, beside the service): on SQLite, whose lock
+ * is not fair, pauses longer than the longest busy_timeout sleep (100 ms) of a waiting process, so
+ * the chunks cannot take the lock again and again. PostgreSQL needs no pause.
  */
 export const ACROSS_PROCESSES: Readonly<Record<Dialect, ChunkOptions>> = {
   sqlite: { rows: 1_000, pauseMs: 120 },
@@ -36,10 +32,9 @@ export interface Chunk {
 }
 
 /**
- * Runs `chunk` (a write going through at most `limit` rows) until one goes through fewer than that;
- * returns how many rows the chunks changed in all. A chunk must go on from where the last one ended
- * (not choose again among all rows), or a row that matches again meanwhile is written twice, and
- * the loop need never end.
+ * Runs `chunk` (a write through at most `limit` rows) until one goes through fewer; returns the rows
+ * changed in all. A chunk must go on where the last ended: choosing again among all rows, it may
+ * write a row that matches again twice, and never end.
  */
 export async function inChunks({ rows, pauseMs }: ChunkOptions, chunk: (limit: number) => Promise<Chunk>): Promise<number> {
   let changed = 0;

@@ -1,13 +1,11 @@
-// Group commit: items that arrive while a transaction is being prepared or committed share the next
-// transaction, and are processed together (set-based queries), so one durable commit (one fsync)
-// answers many requests. No caller's promise settles before the transaction holding its writes has
-// committed.
-import type { Store, Tx } from './store.js';
+// Group commit: items arriving while a transaction is prepared or committed share the next one, and
+// are processed together, so one durable commit answers many requests. No caller's promise settles
+// before the transaction holding its writes has committed.
+import type { Store, Tx } from './ports.js';
 
 /**
  * Processes a batch inside one transaction and returns one result per item, in order. An item that
- * must be refused gets an Error in its place and must not have been written; throwing fails the
- * whole batch.
+ * must be refused gets an Error in its place and must not have been written; throwing fails them all.
  */
 export type BatchProcessor<I, R> = (tx: Tx, items: readonly I[]) => Promise<(R | Error)[]>;
 
@@ -23,14 +21,9 @@ interface Pending<I, R> {
 export const MAX_BATCH_SIZE = 256;
 
 /**
- * Where several transactions may run at once, a further one starts only once this many items are
- * waiting, or once one of them has waited EXTRA_LANE_AFTER_MS; until then they wait for the next
- * free lane. Under load the items gather in a millisecond or two. A transaction's round trips
- * and commit cost the service and the database as much processor time as several items do, and on
- * a loaded machine every transaction in flight adds to the contention. On PostgreSQL, with the
- * instances, the database and the load sharing 2 cores, this took one instance from 5,817 to 6,691
- * inquiries/s and two from 4,811 to 5,838/s (`npm run bench -- --postgres`; docs/benchmarks.md,
- * "Where the time goes").
+ * Where several transactions may run at once, a further one starts only once this many items wait
+ * (or one waited EXTRA_LANE_AFTER_MS): a transaction's round trips and commit cost as much processor
+ * as several items, and each one in flight adds to the contention (docs/benchmarks.md).
  */
 export const EXTRA_LANE_AT = 8;
 
@@ -56,9 +49,8 @@ export class GroupCommitter<I, R> {
       /** Durable (the default) unless the results may be lost with the machine's power (see inTransaction). */
       durable?: boolean;
       /**
-       * Transactions that may run at once (1 by default). More only help where the database runs
-       * them in parallel and each waits on a network round trip (PostgreSQL); conflicting batches
-       * must then wait for one another (`lockNamesOf`), as any two instances must.
+       * Transactions that may run at once (1 by default): more help only where the database runs them
+       * in parallel (PostgreSQL); conflicting batches then wait for one another (`lockNamesOf`).
        */
       concurrency?: number;
       /** What a batch decides about: its transaction locks these names from its start (Store.transaction). */
@@ -143,11 +135,9 @@ export class GroupCommitter<I, R> {
 }
 
 /**
- * Errors that one item of a batch can cause: on PostgreSQL the SQLSTATE classes 22 (data
- * exception), 23 (integrity constraint) and 40 (rollback: deadlock, serialization), and 55P03
- * (lock_not_available: a lock one item needs is held by another instance's stalled transaction, and
- * the others must not wait and fail with it); on SQLite a constraint or datatype mismatch. Anything
- * else (a lost connection, a full disk) would fail each item alone just the same.
+ * Errors one item can cause: PostgreSQL SQLSTATE classes 22 (data), 23 (constraint), 40 (deadlock,
+ * serialization) and 55P03 (a lock held by a stalled transaction elsewhere); SQLite constraint or
+ * type mismatch. Anything else (a lost connection, a full disk) would fail each item alone too.
  */
 export function causedByAnItem(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

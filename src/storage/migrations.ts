@@ -1,6 +1,7 @@
 // Schema migrations, run on every start (already applied ones are skipped). Written with Kysely's
 // schema builder and portable types so that SQLite and PostgreSQL share them.
 import { DEFAULT_MIGRATION_TABLE, type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
+import type { SchemaVersion } from './ports.js';
 
 const migrations: Record<string, Migration> = {
   '001_inquiries_and_outbox': {
@@ -116,7 +117,7 @@ const migrations: Record<string, Migration> = {
         .addColumn('message_id', 'text', (c) => c.references('messages.id'))
         .execute();
 
-      // A claim: a person taking ownership of a registration (design/agent-auth.md §2). Secrets are
+      // A claim: a person taking ownership of a registration (docs/agent-auth.md). Secrets are
       // stored only as hashes.
       await db.schema
         .createTable('agent_claims')
@@ -152,11 +153,9 @@ const migrations: Record<string, Migration> = {
     },
   },
   '005_inquiry_references_checked_at_commit': {
-    // PostgreSQL: an inquiry's deliveries and Idempotency-Key rows are checked against the inquiry
-    // when the transaction commits, not statement by statement. The intake sends its three inserts
-    // together (lockedPostgresTransaction), so the order in which they reach the server no longer
-    // matters; a reference missing at commit still fails the transaction (23503). SQLite runs a
-    // transaction's statements one by one, in order, and cannot alter a constraint.
+    // PostgreSQL checks an inquiry's deliveries and keys against it at commit (a missing one fails
+    // it, 23503), so the intake's inserts sent together may arrive in any order. SQLite runs them
+    // in order, and cannot alter a constraint.
     async up(db) {
       if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
       for (const table of ['deliveries', 'idempotency_keys']) {
@@ -167,13 +166,9 @@ const migrations: Record<string, Migration> = {
     },
   },
   '006_one_active_client_per_subject': {
-    // The same person at the same ID-JAG issuer (iss, sub) keeps one client on file. Registrations
-    // racing on several instances each found none and each inserted one: a unique index over active
-    // clients lets one insert win, on both databases (NULLs are distinct, so clients of the other
-    // registration types never collide). Duplicates an older release wrote are settled first, or the
-    // index could not be built: the earliest stays, which is the client every later ID-JAG of that
-    // person has been given all along (findClientBySubject); the later ones are revoked, and their
-    // tokens attribute no more inquiries (README, "Upgrades").
+    // One active client per person at an ID-JAG issuer (iss, sub): a unique index lets one racing
+    // insert win (NULLs are distinct: other registration types never collide). Existing duplicates
+    // are settled first: the earliest, the one findClientBySubject returns, stays; later ones are revoked.
     async up(db) {
       await sql`
         update agent_clients set status = 'revoked', revoked_at = ${Date.now()}
@@ -194,11 +189,9 @@ const migrations: Record<string, Migration> = {
     },
   },
   '007_claim_code_sends': {
-    // The claim codes mailed in the last day, by recipient (trimmed, lower-cased) and by claim: the
-    // limits on codes per address and per claim count these rows, in the transaction that queues a
-    // code, so they hold across instances (src/auth/limits.ts). The messages table keeps addresses
-    // as typed and for good; these rows are purged once no limit counts them. Codes mailed before
-    // this release are not counted.
+    // Claim codes mailed, by recipient (trimmed, lower-cased) and by claim: the limits per address
+    // and per claim count these rows in the transaction that queues a code, so they hold across
+    // instances (src/auth/limits.ts). Purged once no limit counts them.
     async up(db) {
       await db.schema
         .createTable('claim_code_sends')
@@ -213,9 +206,8 @@ const migrations: Record<string, Migration> = {
   },
   '008_delivery_success_counts': {
     // Successful deliveries per channel, counted where each success is recorded: /metrics reads
-    // these few rows instead of counting a deliveries table that grows with every inquiry (on
-    // SQLite that count ran on the event loop, 350 ms at a million deliveries). Successes recorded
-    // before this release are counted once, here.
+    // these few rows instead of counting a table that grows with every inquiry. Successes recorded
+    // before this migration are counted once, here.
     async up(db) {
       await db.schema
         .createTable('delivery_successes')
@@ -230,29 +222,23 @@ const migrations: Record<string, Migration> = {
   },
   '009_idempotency_key_outcome': {
     // What a key's first request was answered, created or duplicate (folded into a recent identical
-    // inquiry), so that a replay answers the same. Keys stored before it have none and replay as
-    // created; they are forgotten within a day.
+    // inquiry), so that a replay answers the same. Keys without one replay as created.
     async up(db) {
       await db.schema.alterTable('idempotency_keys').addColumn('outcome', 'text').execute();
     },
   },
   '010_deliveries_due_by_channel': {
-    // Each channel's deliveries are claimed apart (the worker's places are per channel): this finds
-    // one channel's due ones without walking another's backlog, such as the mail piling up while a
-    // mail server is down. It replaces (status, run_at), which nothing reads any more (counts by
-    // status and channel, and the CLI's failed and dead deliveries, read this one): one index to
-    // keep up with each delivery's changes, as before.
+    // Each channel's deliveries are claimed apart: this finds one channel's due ones without walking
+    // another's backlog (mail piling up while a mail server is down). It replaces (status, run_at),
+    // which nothing reads any more.
     async up(db) {
       await db.schema.createIndex('deliveries_due_by_channel').on('deliveries').columns(['status', 'channel', 'run_at']).execute();
       await db.schema.dropIndex('deliveries_due').ifExists().execute();
     },
   },
   '011_service_messages_due_by_channel': {
-    // Since 010 a claim asks for one channel's due service messages (message_id is not null, channel
-    // = ?). The partial index of 004 has no channel, so SQLite took deliveries_due_by_channel for
-    // it and walked the channel's whole due inquiry backlog at every claim, looking for the few
-    // messages: a backlog of 40,000 mails cost each mail ~15 % more processor while it drained.
-    // The partial index gains the channel, and replaces 004's.
+    // A claim asks for one channel's due service messages: the partial index of 004 gains the
+    // channel, so that claim never walks the channel's due inquiry backlog.
     async up(db) {
       await db.schema
         .createIndex('deliveries_due_messages_by_channel')
@@ -268,10 +254,9 @@ const migrations: Record<string, Migration> = {
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
-  // Read first: a database already up to date is not migrated, so that a start needs no write lock
-  // (on SQLite, the migrator's transaction would wait for another process's writes, a long
-  // `requeue --all` or a VACUUM, and fail the start). One with pending migrations, or migrations
-  // this release does not know, goes to the migrator, which applies or refuses them.
+  // Read first: a database already up to date needs no write lock to start (on SQLite the
+  // migrator's transaction would wait for another process's writes and fail the start). Pending or
+  // unknown migrations go to the migrator, which applies or refuses them.
   const { applied, expected } = await readSchemaVersion(db);
   if (applied.length === expected.length && applied.every((name, i) => name === expected[i])) return;
   const migrator = new Migrator({ db, provider });
@@ -288,14 +273,6 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed`, { cause: error });
   }
-}
-
-/** Which of the migrations a database records, against those of this release. */
-export interface SchemaVersion {
-  /** The migrations the database records as applied, by name; none where the service never ran on it. */
-  readonly applied: readonly string[];
-  /** This release's migrations, in order: the schema it expects has them all and no other. */
-  readonly expected: readonly string[];
 }
 
 /**

@@ -1,11 +1,6 @@
 // The statements of an intake batch on PostgreSQL, each with one text whatever the batch's size: a
-// list of values is one array parameter (`= any($1)`), and the rows to insert are one array per
-// column, unnested back into rows. Built by the query builder, such a statement has a node and a
-// parameter per value, and a text of its own for each size; written so, an instance spends about a
-// quarter less processor per inquiry (docs/benchmarks.md, "Where the time goes"). A batch's reads are one
-// statement and its writes another (lookupIntake, writeIntake): each statement costs both sides a
-// parse, a plan and a round of the protocol, whatever it does. SQLite, where a statement costs no
-// round trip and the texts are kept prepared, keeps the builder's IN lists and VALUES.
+// list is one array parameter (`= any($1)`), rows to insert one array per column, unnested. Reads are
+// one statement and writes another (lookupIntake, writeIntake); SQLite keeps the builder's IN lists.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database, DeliveriesTable, IdempotencyKeysTable, InquiriesTable } from './schema.js';
 

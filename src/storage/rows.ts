@@ -1,8 +1,9 @@
-// Rows as the domain sees them: shared by the stores that read inquiries.
-import type { Database } from './schema.js';
-import type { InquiryRecord } from './store.js';
+// Rows as the tables hold them and records as the domain sees them: the conversions between the two.
+import type { DeliveryRecord, IdempotencyEntry, InquiryRecord, NewInquiry } from './ports.js';
+import type { Database, IdempotencyKeysTable, InquiriesTable } from './schema.js';
 
 type InquiryRow = Database['inquiries'];
+type DeliveryRow = Database['deliveries'];
 
 export const toInquiry = (row: InquiryRow): InquiryRecord => ({
   reference: row.reference,
@@ -14,3 +15,70 @@ export const toInquiry = (row: InquiryRow): InquiryRecord => ({
   clientId: row.client_id,
   receivedAt: new Date(Number(row.received_at)),
 });
+
+export function inquiryRow({ inquiry, fingerprint }: NewInquiry): InquiriesTable {
+  return {
+    reference: inquiry.reference,
+    first_name: inquiry.firstName,
+    last_name: inquiry.lastName,
+    email: inquiry.email,
+    company: inquiry.company,
+    message: inquiry.message,
+    client_id: inquiry.clientId,
+    fingerprint,
+    received_at: inquiry.receivedAt.getTime(),
+  };
+}
+
+export function idempotencyKeyRow(entry: IdempotencyEntry): IdempotencyKeysTable {
+  return {
+    key: entry.key,
+    request_hash: entry.requestHash,
+    reference: entry.reference,
+    created_at: entry.createdAt.getTime(),
+    outcome: entry.outcome,
+  };
+}
+
+export function toIdempotencyEntry(row: IdempotencyKeysTable): IdempotencyEntry {
+  return {
+    key: row.key,
+    requestHash: row.request_hash,
+    reference: row.reference,
+    createdAt: new Date(Number(row.created_at)),
+    // A key stored before migration 009 kept no outcome: most first requests created their inquiry.
+    outcome: row.outcome === 'duplicate' ? 'duplicate' : 'created',
+  };
+}
+
+export const toDelivery = (row: Omit<DeliveryRow, 'attempts'> & { attempts: number }): DeliveryRecord => ({
+  id: row.id,
+  reference: row.reference,
+  channel: row.channel,
+  status: row.status,
+  attempts: Number(row.attempts),
+  runAt: new Date(Number(row.run_at)),
+  lastError: row.last_error,
+  queuedAt: new Date(Number(row.queued_at)),
+  finishedAt: row.finished_at === null ? null : new Date(Number(row.finished_at)),
+});
+
+/** A new delivery, due now, of an inquiry (reference) or a service message (message_id). */
+export function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id' | 'channel'>, now: Date) {
+  return {
+    ...of,
+    id: crypto.randomUUID(),
+    status: 'pending' as const,
+    run_at: now.getTime(),
+    locked_until: null,
+    locked_by: null,
+    last_error: null,
+    queued_at: now.getTime(),
+    finished_at: null,
+  };
+}
+
+/** The pending deliveries of new inquiries: one per inquiry and channel. */
+export function inquiryDeliveries(references: readonly string[], channels: readonly string[], now: Date) {
+  return references.flatMap((reference) => channels.map((channel) => pendingDelivery({ reference, message_id: null, channel }, now)));
+}

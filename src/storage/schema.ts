@@ -1,6 +1,7 @@
 // Table shapes as Kysely sees them. Times are milliseconds since the epoch (BIGINT) so that SQLite
 // and PostgreSQL store and compare them alike.
 import type { Generated } from 'kysely';
+import type { ClaimStatus, ClientStatus, DeliveryStatus, RegistrationType } from './ports.js';
 
 export interface InquiriesTable {
   reference: string;
@@ -23,8 +24,6 @@ export interface IdempotencyKeysTable {
   /** created or duplicate: what the key's first request was answered (migration 009; null before it). */
   outcome: string | null;
 }
-
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';
 
 export interface DeliveriesTable {
   id: string;
@@ -70,9 +69,6 @@ export interface SigningKeysTable {
   retired_at: number | null;
 }
 
-export type ClientStatus = 'active' | 'pending' | 'revoked';
-export type RegistrationType = 'anonymous' | 'verified_email' | 'id-jag';
-
 export interface AgentClientsTable {
   client_id: string;
   client_name: string;
@@ -105,8 +101,6 @@ export interface MessagesTable {
   body: string;
   created_at: number;
 }
-
-export type ClaimStatus = 'open' | 'initiated' | 'claimed' | 'ended';
 
 export interface AgentClaimsTable {
   token_hash: string;

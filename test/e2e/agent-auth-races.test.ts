@@ -4,9 +4,9 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashClaimToken, OTP_MAX_FAILED_ATTEMPTS } from '../../src/auth/claims.js';
-import type { AgentClient } from '../../src/storage/auth-store.js';
 import { openDatabase } from '../../src/storage/database.js';
-import { createStore, type Store } from '../../src/storage/store.js';
+import type { AgentClient, Store } from '../../src/storage/ports.js';
+import { createStore } from '../../src/storage/store.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { BACKENDS, type FreshDatabase, postgresAdmin } from '../helpers/databases.js';
 import { type IdJagIssuer, startIdJagIssuer } from '../helpers/id-jag-issuer.js';

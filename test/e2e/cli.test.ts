@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/storage/database.js';
-import type { DeliveryRecord } from '../../src/storage/store.js';
+import type { DeliveryRecord } from '../../src/storage/ports.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { BACKENDS, type FreshDatabase, POSTGRES_ADMIN_URL } from '../helpers/databases.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';

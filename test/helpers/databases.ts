@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, vi } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.js';
-import { type OpenDatabase, type OpenOptions, openDatabase } from '../../src/storage/database.js';
-import { createStore, type Store } from '../../src/storage/store.js';
+import { openDatabase } from '../../src/storage/database.js';
+import type { OpenDatabase, OpenOptions } from '../../src/storage/handle.js';
+import type { Store } from '../../src/storage/ports.js';
+import { createStore } from '../../src/storage/store.js';
 import { tempDir } from './app.js';
 
 /** The server's maintenance database; the test databases are created beside it. */

@@ -16,7 +16,7 @@ import {
   table,
 } from '../../src/cli/format.js';
 import { databaseErrorCause, schemaProblem, withoutPassword } from '../../src/cli/inbox.js';
-import type { DeliveryRecord } from '../../src/storage/store.js';
+import type { DeliveryRecord } from '../../src/storage/ports.js';
 
 const delivery = (overrides: Partial<DeliveryRecord>): DeliveryRecord => ({
   id: 'd',

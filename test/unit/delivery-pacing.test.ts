@@ -9,7 +9,8 @@ import type { Channel } from '../../src/delivery/channel.js';
 import { DEFAULT_PACE, DeliveryPacer, PACE_WINDOW_MS, type PaceOptions } from '../../src/delivery/pacing.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { openDatabase } from '../../src/storage/database.js';
-import { createStore, type Store } from '../../src/storage/store.js';
+import type { Store } from '../../src/storage/ports.js';
+import { createStore } from '../../src/storage/store.js';
 import { type FreshDatabase, freshSqlite } from '../helpers/databases.js';
 
 /** The production pace: above 100 inquiries/s, 10 deliveries/s in chunks of 5. */

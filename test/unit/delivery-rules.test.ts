@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY, nextAttemptAt, retryDelayMs } from '../../src/delivery/backoff.js';
 import { classifySmtpError, composeInquiryEmail, headerSafe, withTransportDefaults } from '../../src/delivery/email.js';
 import { classifyWebhookStatus, retryAfterDelayMs, signWebhook, webhookPayload } from '../../src/delivery/webhook.js';
-import type { InquiryRecord } from '../../src/storage/store.js';
+import type { InquiryRecord } from '../../src/storage/ports.js';
 import { TEST_WEBHOOK_SECRET } from '../helpers/webhook.js';
 
 describe('retry backoff', () => {

@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Channel, SendResult } from '../../src/delivery/channel.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { openDatabase } from '../../src/storage/database.js';
-import { createStore, type DueDelivery, type Store } from '../../src/storage/store.js';
+import type { DueDelivery, Store } from '../../src/storage/ports.js';
+import { createStore } from '../../src/storage/store.js';
 import { type FreshDatabase, freshSqlite } from '../helpers/databases.js';
 
 const LEASE_MS = 200;

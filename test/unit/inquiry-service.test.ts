@@ -2,7 +2,7 @@
 // known taken when it is checked, or taken between the check and the insert (by another instance).
 import { describe, expect, it } from 'vitest';
 import { createInquiryService } from '../../src/inquiries/service.js';
-import type { Store } from '../../src/storage/store.js';
+import type { Store } from '../../src/storage/ports.js';
 import { validInquiry } from '../helpers/app.js';
 import { BACKENDS, storePerTest } from '../helpers/databases.js';
 

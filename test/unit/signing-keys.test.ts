@@ -4,7 +4,8 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEY_REFRESH_MS, SigningKeys } from '../../src/auth/keys.js';
 import { openDatabase } from '../../src/storage/database.js';
-import { createStore, type Store, type Tx } from '../../src/storage/store.js';
+import type { Store, Tx } from '../../src/storage/ports.js';
+import { createStore } from '../../src/storage/store.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { BACKENDS } from '../helpers/databases.js';
 

@@ -1,6 +1,6 @@
 // GET /api/health (docs/api.md): 200 while the store answers, 503 problem+json when not.
 import type { FastifyInstance } from 'fastify';
-import type { Store } from '../../storage/store.js';
+import type { Store } from '../../storage/ports.js';
 import { problem, sendProblem } from '../problems.js';
 
 export const healthSchema = {

@@ -1,0 +1,73 @@
+// Inquiries: inserted by intake batches, looked up by reference and fingerprint, listed by the CLI.
+import type { Kysely } from 'kysely';
+import type { Executor } from './executor.js';
+import { intakeFactsOnPostgres } from './intake-store.js';
+import type { Dialect, InquiryStore } from './ports.js';
+import * as onPostgres from './postgres-batch.js';
+import { inquiryRow, toInquiry } from './rows.js';
+import type { Database } from './schema.js';
+
+export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: Dialect): InquiryStore {
+  /** The statements an intake batch runs have texts of their own there (postgres-batch.ts). */
+  const postgres = dialect === 'postgres';
+  return {
+    async insertMany(items, tx) {
+      if (items.length === 0) return new Set();
+      const rows = items.map(inquiryRow);
+      if (postgres) return new Set(await onPostgres.insertInquiries(q(tx), rows));
+      const inserted = await q(tx)
+        .insertInto('inquiries')
+        .values(rows)
+        .onConflict((oc) => oc.column('reference').doNothing())
+        .returning('reference')
+        .execute();
+      return new Set(inserted.map((row) => row.reference));
+    },
+    async findByReference(reference, tx) {
+      const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
+      return row && toInquiry(row);
+    },
+    async takenReferences(references, tx) {
+      if (references.length === 0) return new Set();
+      if (postgres) return (await intakeFactsOnPostgres(q, { references }, tx)).taken;
+      const rows = await q(tx).selectFrom('inquiries').select('reference').where('reference', 'in', references).execute();
+      return new Set(rows.map((row) => row.reference));
+    },
+    async countReceivedSince(since, limit) {
+      const recent = db.selectFrom('inquiries').select('reference').where('received_at', '>', since.getTime()).limit(limit);
+      const row = await db
+        .selectFrom(recent.as('recent'))
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    },
+    async findRecentByFingerprints(fingerprints, since, tx) {
+      const found = new Map<string, string>();
+      if (fingerprints.length === 0) return found;
+      if (postgres) return (await intakeFactsOnPostgres(q, { fingerprints, since }, tx)).recent;
+      const rows = await q(tx)
+        .selectFrom('inquiries')
+        .select(['fingerprint', 'reference'])
+        .where('fingerprint', 'in', fingerprints)
+        .where('received_at', '>=', since.getTime())
+        .orderBy('received_at', 'desc')
+        .orderBy('reference', 'desc')
+        .execute();
+      for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins, of equal times the first reference
+      return found;
+    },
+    async list({ limit, since, after }) {
+      let query = db.selectFrom('inquiries').selectAll();
+      if (since) query = query.where('received_at', '>=', since.getTime());
+      if (after) {
+        const at = after.receivedAt.getTime();
+        // The bound on received_at alone first, so that an index on it reads only the rows left.
+        query = query
+          .where('received_at', '<=', at)
+          .where((eb) => eb.or([eb('received_at', '<', at), eb('reference', '>', after.reference)]));
+      }
+      const rows = await query.orderBy('received_at', 'desc').orderBy('reference').limit(limit).execute();
+      return rows.map(toInquiry);
+    },
+  };
+}

@@ -1,0 +1,350 @@
+// The storage ports: the records the domain reads and writes, the opaque transaction and the store
+// interfaces. Types only, importing nothing: the SQLite/PostgreSQL code implements them, the domain
+// depends on them alone (docs/architecture.md).
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** An open transaction, passed back into store methods. */
+export type Tx = { readonly __brand: 'Tx' };
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';
+export type ClaimStatus = 'open' | 'initiated' | 'claimed' | 'ended';
+export type ClientStatus = 'active' | 'pending' | 'revoked';
+export type RegistrationType = 'anonymous' | 'verified_email' | 'id-jag';
+
+// Inquiries, idempotency keys and intake batches.
+
+export interface InquiryRecord {
+  readonly reference: string;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly email: string;
+  readonly company: string | null;
+  readonly message: string;
+  readonly clientId: string | null;
+  readonly receivedAt: Date;
+}
+
+export interface NewInquiry {
+  readonly inquiry: InquiryRecord;
+  /** SHA-256 of the normalised email and message: finds a repeated submission. */
+  readonly fingerprint: string;
+}
+
+export interface InquiryStore {
+  /** Inserts those whose reference is free; returns the references inserted. */
+  insertMany(inquiries: readonly NewInquiry[], tx?: Tx): Promise<Set<string>>;
+  findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
+  /** Those of `references` that an inquiry has already. */
+  takenReferences(references: readonly string[], tx?: Tx): Promise<Set<string>>;
+  /**
+   * For each fingerprint, the earliest inquiry received at or after `since` that has it (of several
+   * received in the same millisecond, the one whose reference sorts first), on either database.
+   */
+  findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
+  /**
+   * Newest first (of equal times, by reference); with `after`, those that come after that inquiry in
+   * this order: the next page of a listing, however many there are.
+   */
+  list(options: { limit: number; since?: Date; after?: Pick<InquiryRecord, 'receivedAt' | 'reference'> }): Promise<InquiryRecord[]>;
+  /** How many inquiries were received after `since` (by any instance), counting no further than `limit`. */
+  countReceivedSince(since: Date, limit: number): Promise<number>;
+}
+
+export interface IdempotencyEntry {
+  readonly key: string;
+  readonly requestHash: string;
+  readonly reference: string;
+  readonly createdAt: Date;
+  /** What the key's first request was answered, and so every replay of it. */
+  readonly outcome: 'created' | 'duplicate';
+}
+
+export interface IdempotencyStore {
+  findMany(keys: readonly string[], tx?: Tx): Promise<Map<string, IdempotencyEntry>>;
+  insertMany(entries: readonly IdempotencyEntry[], tx?: Tx): Promise<void>;
+  deleteOlderThan(cutoff: Date): Promise<number>;
+}
+
+/** What deciding a batch of submissions needs to know (IntakeStore.lookup). */
+export interface IntakeQuery {
+  readonly keys: readonly string[];
+  readonly fingerprints: readonly string[];
+  /** Inquiries received before this are not folded into. */
+  readonly since: Date;
+  /** Fresh references to check. */
+  readonly references: readonly string[];
+}
+
+export interface IntakeFacts {
+  /** The stored entries of the query's keys. */
+  readonly keys: Map<string, IdempotencyEntry>;
+  /** By fingerprint, the reference of the inquiry a repeat folds into (as findRecentByFingerprints). */
+  readonly recent: Map<string, string>;
+  /** The query's references that an inquiry has already. */
+  readonly taken: Set<string>;
+}
+
+/** What a batch of submissions writes (IntakeStore.write). */
+export interface IntakeWrites {
+  readonly inquiries: readonly NewInquiry[];
+  /** One pending delivery per new inquiry and channel. */
+  readonly channels: readonly string[];
+  readonly keys: readonly IdempotencyEntry[];
+  readonly now: Date;
+}
+
+/**
+ * An intake batch's reads and writes, each as one unit: one statement each on PostgreSQL, where a
+ * statement costs as much as several inquiries; elsewhere the methods of the other stores.
+ */
+export interface IntakeStore {
+  lookup(query: IntakeQuery, tx: Tx): Promise<IntakeFacts>;
+  /** Inserts the inquiries whose reference is free, their deliveries and the keys; returns the references inserted. */
+  write(writes: IntakeWrites, tx: Tx): Promise<Set<string>>;
+}
+
+// The delivery outbox.
+
+export interface DeliveryRecord {
+  readonly id: string;
+  /** The inquiry delivered; null for a service message. */
+  readonly reference: string | null;
+  readonly channel: string;
+  readonly status: DeliveryStatus;
+  readonly attempts: number;
+  readonly runAt: Date;
+  readonly lastError: string | null;
+  /** When it was queued or last re-queued: the retry window counts from here. */
+  readonly queuedAt: Date;
+  readonly finishedAt: Date | null;
+}
+
+export interface DeliveryAttempt {
+  readonly attempt: number;
+  readonly attemptedAt: Date;
+  /** `retry`: failed, to be tried again; `failed`: refused for good; `dead`: failed with the retry window spent. */
+  readonly outcome: 'succeeded' | 'retry' | 'failed' | 'dead';
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+/** Mail the service itself sends (a claim code), through the same outbox as inquiries. */
+export interface ServiceMessage {
+  readonly id: string;
+  readonly to: string;
+  readonly subject: string;
+  readonly body: string;
+}
+
+/** What a delivery carries. */
+export type Outgoing =
+  | { readonly kind: 'inquiry'; readonly inquiry: InquiryRecord }
+  | { readonly kind: 'message'; readonly message: ServiceMessage };
+
+/** A claimed delivery together with what it carries. */
+export interface DueDelivery {
+  readonly delivery: DeliveryRecord;
+  readonly payload: Outgoing;
+}
+
+/**
+ * One attempt to record. It is recorded only while its worker still holds the delivery's lease: one
+ * whose lease ran out and was taken over cannot overwrite the outcome the other worker records.
+ */
+export interface AttemptRecord {
+  readonly deliveryId: string;
+  /** The claiming worker's id (claimDue's `owner`). */
+  readonly owner: string;
+  /**
+   * The attempt count when claimed. Any recorded attempt raises it, so a record written twice, or
+   * late after another was recorded, is refused even where the lease is this worker's again.
+   */
+  readonly attempts: number;
+  readonly attempt: Omit<DeliveryAttempt, 'attempt'>;
+  readonly result: AttemptOutcome;
+}
+
+export type AttemptOutcome =
+  | { readonly outcome: 'succeeded' }
+  | { readonly outcome: 'retry'; readonly error: string; readonly runAt: Date }
+  | { readonly outcome: 'failed' | 'dead'; readonly error: string };
+
+export interface Outbox {
+  /** One pending delivery per reference and channel. */
+  enqueue(references: readonly string[], channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
+  /** Queues a service message for one channel (in the caller's transaction, if given). */
+  enqueueMessage(message: ServiceMessage, channel: string, now: Date, tx?: Tx): Promise<void>;
+  /**
+   * Leases due pending deliveries (or ones whose lease ran out) to `owner` until `now + leaseMs`: up
+   * to `limit` of any channel, or per channel up to the number given for it (others left alone).
+   */
+  claimDue(now: Date, limit: number | ReadonlyMap<string, number>, leaseMs: number, owner: string): Promise<DueDelivery[]>;
+  /**
+   * Records one attempt and its consequence, releasing the lease. False, and nothing written, when
+   * the delivery is no longer leased to the record's owner (taken over, or recorded already).
+   */
+  recordAttempt(record: AttemptRecord, tx?: Tx): Promise<boolean>;
+  /** Records many attempts in the caller's transaction; for each, whether it was recorded (as recordAttempt). */
+  recordAttempts(records: readonly AttemptRecord[], tx: Tx): Promise<boolean[]>;
+  /**
+   * Extends to `until` the leases `owner` still holds on these deliveries; returns the ids renewed.
+   * One another worker has taken over, or whose attempt is recorded, is left alone.
+   */
+  renewLeases(deliveryIds: readonly string[], owner: string, until: Date): Promise<string[]>;
+  /** Gives deliveries claimed by `owner` back unused (still due, for any worker to claim). */
+  releaseClaims(deliveryIds: readonly string[], owner: string): Promise<void>;
+  /** Drops every lease: for a single-instance store after a crash, so nothing waits out a lease. */
+  releaseLeases(): Promise<void>;
+  /** Puts failed and dead deliveries (all, or one inquiry's) back in the queue; returns how many. */
+  requeue(now: Date, reference?: string): Promise<number>;
+  forReference(reference: string): Promise<DeliveryRecord[]>;
+  forReferences(references: readonly string[]): Promise<DeliveryRecord[]>;
+  attempts(deliveryId: string): Promise<DeliveryAttempt[]>;
+  countByStatus(): Promise<Record<DeliveryStatus, number>>;
+  /** Deliveries per channel and status, for /metrics. */
+  countByChannelAndStatus(): Promise<{ channel: string; status: DeliveryStatus; count: number }[]>;
+}
+
+// Agent auth: signing keys, clients, claims and their codes, revoked tokens, used assertions.
+
+export interface Claim {
+  readonly tokenHash: string;
+  readonly clientId: string;
+  readonly status: ClaimStatus;
+  readonly email: string | null;
+  readonly otpHash: string | null;
+  readonly otpExpiresAt: Date | null;
+  readonly failedAttempts: number;
+  readonly expiresAt: Date;
+  readonly createdAt: Date;
+}
+
+/**
+ * The state a claim must still be in for a change to be written (the one the change was decided on).
+ * The database checks it in the same statement, so a claim moved on meanwhile is left as it is.
+ */
+export interface ClaimExpectation {
+  readonly status: readonly ClaimStatus[];
+  /** The code the decision was made with: a claim whose code has been replaced since is left alone. */
+  readonly otpHash?: string;
+}
+
+/** A claim code mailed, as the limits on codes count it. */
+export interface CodeSend {
+  /** The address, trimmed and lower-cased. */
+  readonly recipient: string;
+  /** The claim it was sent for. */
+  readonly tokenHash: string;
+  readonly sentAt: Date;
+  /** When no limit counts it any more (it may be purged after). */
+  readonly expiresAt: Date;
+}
+
+export interface SigningKeyRecord {
+  readonly kid: string;
+  readonly privateJwk: string;
+  readonly publicJwk: string;
+  readonly createdAt: Date;
+}
+
+export interface AgentClient {
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly clientUri: string | null;
+  readonly registrationType: RegistrationType;
+  readonly status: ClientStatus;
+  readonly email: string | null;
+  readonly subject: string | null;
+  readonly issuer: string | null;
+  readonly createdAt: Date;
+}
+
+/** Everything agent auth must hold across restarts and instances: held by rows and constraints, never by process memory. */
+export interface AuthStore {
+  /** Unretired signing keys, newest first. */
+  signingKeys(tx?: Tx): Promise<SigningKeyRecord[]>;
+  addSigningKey(key: SigningKeyRecord, tx?: Tx): Promise<void>;
+  /**
+   * Inserts the client; false, and nothing written, where an active client already has its issuer
+   * and subject (one client per person at an ID-JAG issuer, held by a unique index: migration 006).
+   */
+  createClient(client: AgentClient, tx?: Tx): Promise<boolean>;
+  /** Makes a pending or anonymous client active, owned by `email` (a completed claim); false where it is revoked or unknown. */
+  activateClient(clientId: string, email: string, tx?: Tx): Promise<boolean>;
+  createClaim(claim: Claim, tx?: Tx): Promise<void>;
+  findClaim(tokenHash: string, tx?: Tx): Promise<Claim | undefined>;
+  /**
+   * Counts one code attempt atomically, if the claim is waiting for a code and has attempts left;
+   * returns the new count, or null when it has none (concurrent guesses cannot share one count).
+   */
+  countCodeAttempt(tokenHash: string, maxAttempts: number, tx?: Tx): Promise<number | null>;
+  /** Changes the claim if it is still as `expected`; false, and nothing written, where it is not. */
+  updateClaim(
+    tokenHash: string,
+    changes: Partial<Pick<Claim, 'status' | 'email' | 'otpHash' | 'otpExpiresAt' | 'failedAttempts'>>,
+    expected: ClaimExpectation,
+    tx?: Tx,
+  ): Promise<boolean>;
+  /** Records a claim code mailed (in the transaction that queues it). */
+  recordCodeSend(send: CodeSend, tx?: Tx): Promise<void>;
+  /**
+   * When codes were mailed to a recipient, or for a claim, after `since`: newest first, at most
+   * `limit`. Read in the transaction that decides on the next one, holding a lock on its name.
+   */
+  codesSentSince(to: { recipient: string } | { tokenHash: string }, since: Date, limit: number, tx?: Tx): Promise<Date[]>;
+  findClient(clientId: string): Promise<AgentClient | undefined>;
+  /** The client registered for a subject of another issuer (ID-JAG), if any. */
+  findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;
+  /** Marks the client revoked; every token minted for it stops working. */
+  revokeClient(clientId: string, at: Date): Promise<void>;
+  revokeToken(jti: string, expiresAt: Date, at: Date): Promise<void>;
+  isTokenRevoked(jti: string): Promise<boolean>;
+  /** Records a foreign assertion's (issuer, jti); false when it was redeemed before (a replay). */
+  useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
+  /** Forgets revocations and used assertions whose tokens have expired, and codes no limit counts any more. */
+  purgeExpired(now: Date): Promise<void>;
+}
+
+// The store as a whole.
+
+export interface TransactionOptions {
+  /** Durable (the default) unless the results may be lost with the machine's power (see inTransaction). */
+  readonly durable?: boolean;
+  /**
+   * Names (a fingerprint, an idempotency key) concurrent transactions must not decide about at once,
+   * across processes: PostgreSQL advisory locks taken before `work` runs, so its first statement sees
+   * what the last holder committed. Nothing to do on SQLite, where one transaction writes at a time.
+   */
+  readonly lock?: readonly string[];
+  /** How long the locks may be waited for before the transaction fails (LOCK_TIMEOUT_MS by default). */
+  readonly lockTimeoutMs?: number;
+}
+
+export interface Store {
+  readonly dialect: Dialect;
+  /** Write transactions worth running at once: one on SQLite (one writer); several on PostgreSQL, which overlaps their round trips. */
+  readonly parallelWrites: number;
+  readonly auth: AuthStore;
+  readonly inquiries: InquiryStore;
+  readonly idempotency: IdempotencyStore;
+  readonly intake: IntakeStore;
+  readonly outbox: Outbox;
+  /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */
+  transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Runs `callback` once `tx` has committed (never if it rolls back): how work queued inside a
+   * transaction, such as a mail in the outbox, wakes whoever sends it. The callback must not throw.
+   */
+  afterCommit(tx: Tx, callback: () => void): void;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Which of the migrations a database records, against those of this release. */
+export interface SchemaVersion {
+  /** The migrations the database records as applied, by name; none where the service never ran on it. */
+  readonly applied: readonly string[];
+  /** This release's migrations, in order: the schema it expects has them all and no other. */
+  readonly expected: readonly string[];
+}

@@ -1,0 +1,126 @@
+// Opens a SQLite file as a Kysely handle: WAL, durable commits, transactions that take the write
+// lock at their begin, prepared statements kept, and the file's identity checked before commits.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { CompiledQuery, type DialectAdapter, type Driver, Kysely, SqliteAdapter, SqliteDialect } from 'kysely';
+import type { OpenDatabase } from './handle.js';
+import { migrateToLatest } from './migrations.js';
+import type { Database } from './schema.js';
+import { fileIdentityCheck } from './sqlite-file-identity.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
+
+/** The longest pause between two tries of a `begin` that found the lock taken. */
+const SQLITE_BEGIN_MAX_PAUSE_MS = 20;
+
+/** How long a connection waits for another writer's lock before failing (SQLite busy_timeout). */
+const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Transactions begin immediate, taking the write lock at once: a deferred one that read first
+ * fails with SQLITE_BUSY if another process (the CLI) wrote meanwhile. `begin` is retried here, off
+ * the event loop, with busy_timeout 0 (better-sqlite3 sleeps on the event loop); once held, nothing waits.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly sqlite: SQLite.Database,
+    private readonly checkFile: () => void,
+  ) {
+    super({ database: withStatementCache(sqlite, checkFile) });
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const { sqlite, checkFile } = this;
+    const commit = driver.commitTransaction.bind(driver);
+    // Nothing is committed to a file that is no longer the database's (see fileIdentityCheck).
+    driver.commitTransaction = async (connection) => {
+      checkFile();
+      await commit(connection);
+    };
+    // SQLite rolls a transaction back itself on some errors (SQLITE_FULL, SQLITE_IOERR, …): a second
+    // rollback would throw "no transaction is active" in place of the error that says what went wrong.
+    const rollback = driver.rollbackTransaction.bind(driver);
+    driver.rollbackTransaction = async (connection) => {
+      if (sqlite.inTransaction) await rollback(connection);
+    };
+    driver.beginTransaction = async (connection) => {
+      const deadline = performance.now() + SQLITE_BUSY_TIMEOUT_MS;
+      for (let pauseMs = 1; ; pauseMs = Math.min(2 * pauseMs, SQLITE_BEGIN_MAX_PAUSE_MS)) {
+        await connection.executeQuery(CompiledQuery.raw('pragma busy_timeout = 0'));
+        try {
+          await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+          return;
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() >= deadline) throw error;
+        } finally {
+          await connection.executeQuery(CompiledQuery.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`));
+        }
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    };
+    return driver;
+  }
+}
+
+/**
+ * SQLite runs schema changes inside a transaction, which Kysely's adapter denies: said so, the
+ * migrator applies the pending migrations and their records in one transaction, whole or not at
+ * all, and a second process starting meanwhile waits for it, then finds nothing left to do.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+/** Opens (creating it if need be) and migrates the SQLite database at `path`. */
+export async function openSqlite(path: string): Promise<OpenDatabase> {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new SQLite(path);
+  // WAL lets readers (health, CLI) run beside the writer.
+  sqlite.pragma('journal_mode = WAL');
+  const database = connectSqlite(sqlite);
+  try {
+    await migrateToLatest(database.db as Kysely<unknown>);
+  } catch (error) {
+    await database.db.destroy(); // closes the file: a caller that goes on (a test, the CLI) holds no handle
+    throw error;
+  }
+  return database;
+}
+
+/** Opens an existing SQLite file as it is: nothing created, converted or migrated (openExistingDatabase). */
+export function openExistingSqlite(path: string): OpenDatabase {
+  const sqlite = new SQLite(path, { fileMustExist: true });
+  try {
+    return connectSqlite(sqlite);
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+}
+
+/** A Kysely handle on an open SQLite file, with the settings every connection of the service has. */
+function connectSqlite(sqlite: SQLite.Database): OpenDatabase {
+  // Every commit is on disk before it returns: what an inquiry answered 200 is promised.
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  const checkFile = fileIdentityCheck(sqlite);
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite, checkFile) });
+  const probe = sqlite.prepare('select 1');
+  // Throws once the database is closed, like any other query, or once its file is gone.
+  return {
+    db,
+    dialect: 'sqlite',
+    ping: async () => {
+      probe.get();
+      checkFile();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+// Migrations on each backend: a database a newer release has migrated is refused, and an upgrade is
+// applied whole or not at all.
+import { type Kysely, sql } from 'kysely';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { openDatabase, openExistingDatabase } from '../../src/storage/database.js';
+import { readSchemaVersion } from '../../src/storage/migrations.js';
+import type { Store } from '../../src/storage/ports.js';
+import { createStore } from '../../src/storage/store.js';
+import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+
+describe.each(BACKENDS)('on $name', ({ fresh }) => {
+  let store: Store;
+  let database: FreshDatabase;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await store?.close().catch(() => {});
+    await database?.drop();
+  });
+
+  async function openTempStore(): Promise<Store> {
+    database = await fresh();
+    store = createStore(await openDatabase(database.config));
+    return store;
+  }
+
+  it('refuses a database that a newer release has migrated, naming the migration it does not know', async () => {
+    await openTempStore();
+    await store.close();
+    const opened = await openDatabase(database.config);
+    await sql`insert into kysely_migration (name, timestamp) values ('999_from_a_newer_release', '2099-01-01T00:00:00.000Z')`.execute(
+      opened.db,
+    );
+    await opened.db.destroy();
+    await expect(openDatabase(database.config)).rejects.toThrow(
+      'DATABASE_URL: the database has migration 999_from_a_newer_release, which this release does not know',
+    );
+  });
+
+  it('applies an upgrade whole or not at all: one that fails partway leaves the database as it was, and the next start applies it', async () => {
+    database = await fresh();
+    await (await openDatabase(database.config)).db.destroy();
+    // The database as a release before 008 left it, with its deliveries table out of reach, so
+    // that 008 fails after its first statement (the table it creates) and before its record.
+    const older = await openExistingDatabase(database.config);
+    await sql`drop table delivery_successes`.execute(older.db);
+    await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
+    await sql`drop index deliveries_due_by_channel`.execute(older.db);
+    await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
+    await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
+    await sql`alter table deliveries rename to deliveries_away`.execute(older.db);
+    await older.db.destroy();
+    await expect(openDatabase(database.config)).rejects.toThrow('database migration 008_delivery_success_counts failed');
+
+    const kept = await openExistingDatabase(database.config);
+    expect((await readSchemaVersion(kept.db as unknown as Kysely<unknown>)).applied.filter((name) => name >= '008')).toEqual([]);
+    await sql`alter table deliveries_away rename to deliveries`.execute(kept.db);
+    await kept.db.destroy();
+    const upgraded = await openDatabase(database.config);
+    store = createStore(upgraded);
+    expect((await readSchemaVersion(upgraded.db as unknown as Kysely<unknown>)).applied.filter((name) => name >= '008')).toEqual([
+      '008_delivery_success_counts',
+      '009_idempotency_key_outcome',
+      '010_deliveries_due_by_channel',
+      '011_service_messages_due_by_channel',
+    ]);
+    expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
+  });
+});
