@@ -1,7 +1,6 @@
-// The inquiry form: sends the fields as JSON to the contact endpoint with fetch and shows the
-// server's answer. The server decides what is valid; this script checks only what it can count (the
-// required fields are filled in, no field is longer than the schema allows), then shows each field
-// error the server names (`errors[].pointer`) next to its field.
+// The inquiry form: sends the fields as JSON to the contact endpoint and shows the server's answer.
+// The server decides what is valid; this script checks only what it can count (required, maxLength)
+// and shows each field error the server names (`errors[].pointer`) next to its field.
 
 (() => {
   // biome-ignore lint/suspicious/noRedundantUseStrict: the page loads this as a classic script, not a module
@@ -13,13 +12,9 @@
   const NEAR_LIMIT_SHARE = 0.1;
   const ANNOUNCE_DELAY_MS = 1_000;
 
-  // Loaded in the page's <head> as a classic script, not deferred: it marks the page as scripted
-  // before the first paint, so the stylesheet keeps the form's place (invisible) instead of the
-  // note's from the start, and nothing below it moves when the form is ready (no layout shift).
-  // The form waits for the document. The page renders it hidden, with the note naming the studio's
-  // email address: without this script the form could only post form-encoded data to a JSON API (a
-  // 415). They are swapped once the form's handlers are all in place; should that fail, the mark
-  // goes and the note comes back.
+  // A classic script in <head>: the page is marked scripted before the first paint, so the form's
+  // place is kept from the start (no layout shift). The form, hidden behind a note with the studio's
+  // address (without script it could only post form data, a 415), shows once its handlers are set.
   const root = document.documentElement;
   root.classList.add('scripted');
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
@@ -150,10 +145,9 @@
       if (response.ok) {
         const confirmation = (await response.text()).trim();
         unsettled = null; // only once read: an answer cut off on the way is retried under the same key
-        // The server folds a resend of the same email and message (within 10 minutes) into the first
-        // inquiry and keeps only that one's fields: a corrected name or company did not arrive, and
-        // the usual confirmation would say it did. A replay of this page's own retry repeats its
-        // first answer's outcome, so a folded answer lost on the way still shows this.
+        // A resend of the same email and message is folded into the first inquiry, keeping its fields:
+        // a corrected name or company did not arrive, so say so (a replay of this page's retry repeats
+        // the first answer's outcome, so this shows even when that answer was lost on the way).
         if (response.headers.get('inquiry-outcome') === 'duplicate') {
           const reference = /\bINQ-[0-9A-Z]+\b/.exec(confirmation)?.[0];
           showStatus(
