@@ -265,7 +265,7 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   const unknown = /previously executed migration (\S+) is missing/.exec(error instanceof Error ? error.message : '')?.[1];
   if (unknown) {
     throw new Error(
-      `DATABASE_URL: the database has migration ${unknown}, which this release does not know: a newer release has upgraded it (see README, "Upgrades")`,
+      `DATABASE_URL: the database has migration ${unknown}, which this release does not know: a newer release has upgraded it (see docs/operations.md, "Upgrades and migrations")`,
       { cause: error },
     );
   }
