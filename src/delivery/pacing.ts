@@ -8,7 +8,7 @@ export interface PaceOptions {
   readonly busyAbovePerS: number;
   /** Deliveries started per second while paced. */
   readonly pacedPerS: number;
-  /** Deliveries claimed together while paced. */
+  /** Deliveries claimed together while paced: each claim is a committed write, worth covering several. */
   readonly chunk: number;
 }
 
