@@ -1,5 +1,5 @@
 // When to try a failed delivery again: capped exponential backoff with jitter, for a retry window
-// of several days (CONTRACT.md asks for at least 24 h).
+// of several days, at least 24 h (docs/delivery.md).
 
 export interface RetryPolicy {
   /** Delay after the first failure. */

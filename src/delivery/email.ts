@@ -1,4 +1,4 @@
-// Email to the studio's inbox through nodemailer over SMTP_URL (CONTRACT.md "Email to the studio").
+// Email to the studio's inbox through nodemailer over SMTP_URL (docs/delivery.md).
 // From is always the service (DMARC), Reply-To is the person; no field can add or change a header.
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { DeliveryRecord, InquiryRecord, Outgoing, ServiceMessage } from '../storage/ports.js';
@@ -16,19 +16,17 @@ export interface EmailChannelOptions {
 
 /**
  * Transport settings, added to SMTP_URL's query unless the operator set them there: a small pool of
- * reused connections, and timeouts for a server that does not answer. A server that is silent
- * for the socket timeout mid-conversation fails the attempt, which is retried: after the end of the
- * data that may mean a second copy, so it is longer than the content checks some servers run
- * before their reply (RFC 5321 §4.5.3.2.6 gives that reply 10 minutes; 30 s sent a server taking
- * 45 s a copy at every retry).
+ * reused connections, and timeouts for a server that does not answer.
  */
 const TRANSPORT_DEFAULTS: Record<string, string> = {
   pool: 'true',
   maxConnections: '4',
-  // nodemailer's default reconnects every 100 messages; a long-lived connection costs ~35 % less CPU a mail.
+  // nodemailer's default reconnects every 100 messages; a long-lived connection costs less processor a mail.
   maxMessages: 'Infinity',
   connectionTimeout: '10000',
   greetingTimeout: '10000',
+  // Silence this long fails the attempt, retried: after the data, a second copy. So it outlasts the content
+  // checks servers run before their reply (RFC 5321 §4.5.3.2.6 allows that reply 10 minutes).
   socketTimeout: '120000',
 };
 
@@ -76,10 +74,9 @@ export function headerSafe(value: string): string {
 }
 
 /**
- * headerSafe, and no RFC 2047 encoded-word: a name written "=?UTF-8?B?…?=" would be shown decoded,
- * as whatever it encodes (a forged "CEO <ceo@…>"), by mail clients, which decode encoded-words in
- * quoted names too. A zero-width space after each "=" of "=?" leaves nothing to decode, and the name
- * is shown as it was typed (nodemailer encodes the whole name, as it does any non-ASCII one).
+ * headerSafe, and no RFC 2047 encoded-word: mail clients would show "=?UTF-8?B?…?=" decoded, even in
+ * quoted names (a forged "CEO <ceo@…>"). A zero-width space after each "=" of "=?" leaves nothing to
+ * decode, so the name is shown as typed (nodemailer encodes the whole name, as any non-ASCII one).
  */
 export function headerText(value: string): string {
   return headerSafe(value).replaceAll('=?', '=\u200b?');
@@ -153,13 +150,9 @@ export function createEmailChannel(options: EmailChannelOptions): Channel {
 }
 
 /**
- * RFC 5321 §4.2.1: 5yz replies are permanent, 4yz transient. A permanent refusal of the sender,
- * the recipient or the message ends the delivery; anything else (connection, TLS, authentication —
- * which an operator can fix while we keep trying) is retried. Some 5yz replies to MAIL, RCPT or DATA
- * are of that kind too: 530 and 538 (RFC 4954 §6, RFC 3207: authentication or STARTTLS required),
- * and the enhanced codes X.7.x (RFC 3463: security or policy — "relaying denied" without the right
- * credentials, "must issue STARTTLS first") and X.2.2 (mailbox full, which RFC 3463 calls useful as
- * a persistent transient error).
+ * RFC 5321 §4.2.1: 5yz is permanent, 4yz transient. A 5yz to MAIL, RCPT or DATA ends the delivery; all
+ * else is retried, and so are 5yz an operator can fix: 530, 538 (RFC 4954 §6, RFC 3207: authentication,
+ * STARTTLS), and the RFC 3463 codes X.7.x (security or policy) and X.2.2 (mailbox full: persistent transient).
  */
 export function classifySmtpError(error: unknown): SendResult {
   const { responseCode, command, message, response } = (error ?? {}) as {

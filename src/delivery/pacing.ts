@@ -1,47 +1,18 @@
-// Intake first. An instance's HTTP intake and its delivery worker share one event loop, and mail is
-// the dearer of the two (composing and sending one costs five to seven times an inquiry's whole
-// intake, HTTP and commit included). In a burst, a person or agent is waiting for each 200, while
-// the studio's inbox does not notice mail that arrives a few seconds later. So while inquiries
-// arrive faster than `busyAbovePerS` (at this instance, or at all instances together, below), the
-// worker starts at most `pacedPerS` deliveries a second — never none — in chunks, so that each
-// claim (a committed write) still covers several. Below that rate, or once the burst is over,
-// nothing is paced: every inquiry's mail leaves right after its commit, and a backlog goes out at
-// full speed.
-//
-// The rate alone decides, not how busy this process looks: where instances share a machine or a
-// database, an instance's event loop waits on the database while the processor it would mail with
-// is taken. Pacing only on a saturated loop let two instances on PostgreSQL mail 150-176 a second
-// during a load instead of the 100 they were paced to then, at ~0.8 ms of processor each
-// (docs/benchmarks.md, "Where the time goes").
-//
-// Where several instances share a database, inquiries arriving at the others pace this one too: an
-// instance that takes none of a burst would otherwise mail it at full speed, and the database would
-// pay for those claims and records beside the burst's intake (on one 2-core machine, a loaded
-// instance took 5,984-6,304 inquiries a second while an idle one beside it mailed ~900 a second,
-// and 8,315-8,357 once the idle one kept to the pace). So a worker that has a backlog (its last
-// claim got all it asked for), and is not paced by its own intake, counts the inquiries all
-// instances received in the last window (an indexed count that stops one past the threshold), at
-// most once a window. An idle instance thus notices a burst at its first full claim (at most one
-// claim of its concurrency unpaced, up to a poll interval after the burst starts). The count is a
-// hint: where it fails, delivery goes on unpaced. It relies on the instances' clocks agreeing to
-// well within a window (NTP does): skewed by d, the count covers 250 ms ± d, so the pace starts at
-// a lower or higher real rate and lasts about d longer or shorter.
-//
-// The trickle is small because it is paid per instance, at the moment processor is scarcest. A mail
-// costs ~0.8 ms of processor on a quiet machine and 1.6-1.9 ms on a slower one: at 50 a second,
-// nodemailer took ~11 % of a loaded PostgreSQL instance's processor (a CPU profile of the load
-// alone), and N instances pay it N times. At 10 a second, in chunks of 5, it took ~3 %, and a claim
-// code (claimed ahead of inquiry mail) goes out with the next chunk, about half a second later.
+// Intake first: a person or agent waits for each inquiry's answer, while the inbox does not notice
+// mail a few seconds late. So while intake is above `busyAbovePerS`, delivery starts at most
+// `pacedPerS` deliveries a second (never none) in chunks; below it nothing is paced (docs/delivery.md).
+import type { OpenChannel } from './slots.js';
 
 export interface PaceOptions {
   /** Intake above this many inquiries per second (at this instance, or at all together) makes delivery pace itself. */
   readonly busyAbovePerS: number;
   /** Deliveries started per second while paced. */
   readonly pacedPerS: number;
-  /** Deliveries claimed together while paced. */
+  /** Deliveries claimed together while paced: each claim is a committed write, worth covering several. */
   readonly chunk: number;
 }
 
+/** A small trickle: every instance pays its own, at the moment processor is scarcest. */
 export const DEFAULT_PACE: PaceOptions = Object.freeze({ busyAbovePerS: 100, pacedPerS: 10, chunk: 5 });
 
 /** Intake is counted in windows this long, aligned to the clock. */
@@ -74,8 +45,9 @@ export class DeliveryPacer {
   }
 
   /**
-   * Intake above `busyAbovePerS`, at this instance in the current or the last whole window, or at
-   * all instances together when last counted (noteSharedIntake) in one of those windows.
+   * Intake above `busyAbovePerS`, here in the current or last whole window, or at all instances when
+   * last counted in one of those. The rate alone decides: a loop waiting on a shared database looks
+   * idle while the processor it would mail with is taken.
    */
   busy(): boolean {
     this.roll();
@@ -83,7 +55,10 @@ export class DeliveryPacer {
     return this.inWindow > threshold || this.inPreviousWindow > threshold || this.sharedBusyWindow >= this.window - 1;
   }
 
-  /** Whether to count all instances' intake now: not while already busy, and once a window. */
+  /**
+   * Whether to count all instances' intake now (a burst at the others paces this one too): not while
+   * already busy, and once a window. Relies on the instances' clocks agreeing well within a window.
+   */
   sharedCountDue(): boolean {
     return !this.busy() && this.sharedCheckedWindow !== this.window;
   }
@@ -138,5 +113,69 @@ export class DeliveryPacer {
     this.inPreviousWindow = window === this.window + 1 ? this.inWindow : 0;
     this.inWindow = 0;
     this.window = window;
+  }
+}
+
+export interface ClaimPacingOptions {
+  /** The pacer, or null: never paced. */
+  readonly pacer: DeliveryPacer | null;
+  /** Inquiries all instances received since `since`, counted up to `limit` (InquiryStore.countReceivedSince). */
+  readonly countReceivedSince: (since: Date, limit: number) => Promise<number>;
+  readonly now: () => Date;
+}
+
+/** The pacer as the claim loop uses it: how many to claim of each channel, and when to look again. */
+export class ClaimPacing {
+  /** Where the allowance is shared out from next (fairness between channels). */
+  private shareStart = 0;
+
+  constructor(private readonly options: ClaimPacingOptions) {}
+
+  /** Whether to count all instances' intake before the next claim (see DeliveryPacer.sharedCountDue). */
+  sharedCountDue(): boolean {
+    return this.options.pacer?.sharedCountDue() ?? false;
+  }
+
+  /** Tells the pacer the intake of all instances in the last window. A hint: a failed count is none. */
+  async countSharedIntake(): Promise<void> {
+    const { pacer, countReceivedSince, now } = this.options;
+    if (pacer === null) return;
+    const since = new Date(now().getTime() - PACE_WINDOW_MS);
+    let count = 0;
+    try {
+      count = await countReceivedSince(since, pacer.sharedCountLimit());
+    } catch {
+      // counted as none
+    }
+    pacer.noteSharedIntake(count);
+  }
+
+  /**
+   * How many deliveries to claim for each open channel: its free places, and of the pacer's
+   * allowance (while intake is bursting) an even share, the odd ones going round the channels.
+   * Empty while the pace allows none.
+   */
+  shares(open: readonly OpenChannel[]): Map<string, number> {
+    const allowance = this.options.pacer?.allowance() ?? Number.POSITIVE_INFINITY;
+    const shares = new Map<string, number>();
+    const each = Math.floor(allowance / open.length);
+    const extra = allowance - each * open.length;
+    for (let i = 0; i < open.length; i++) {
+      const { name, free } = open[(this.shareStart + i) % open.length] as OpenChannel;
+      const count = Math.min(free, each + (i < extra ? 1 : 0));
+      if (count > 0) shares.set(name, count);
+    }
+    this.shareStart = (this.shareStart + 1) % open.length;
+    return shares;
+  }
+
+  /** Deliveries started: they use up the allowance. */
+  spend(count: number): void {
+    this.options.pacer?.spend(count);
+  }
+
+  /** Milliseconds until the pace allows the next chunk; undefined when nothing paces. */
+  nextChunkInMs(): number | undefined {
+    return this.options.pacer?.nextChunkInMs();
   }
 }

@@ -1,5 +1,5 @@
 // The webhook channel: POSTs each inquiry as JSON to WEBHOOK_URL, signed per Standard Webhooks
-// (CONTRACT.md "Webhook"; standardwebhooks.com spec, "Signature scheme").
+// (docs/delivery.md; standardwebhooks.com spec, "Signature scheme").
 import { createHmac } from 'node:crypto';
 import type { DeliveryRecord, InquiryRecord, Outgoing } from '../storage/ports.js';
 import type { Channel, SendResult } from './channel.js';
@@ -45,10 +45,9 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
 const LOCATION_SHOWN_MAX = 200;
 
 /**
- * A 2xx ends the delivery; 4xx other than 408 and 429 is permanent; anything else is retried, no
- * sooner than the receiver's Retry-After if it sent one (Standard Webhooks, "Retry schedule"). A
- * redirect is not followed (the signed body would go where the receiver says): its error names the
- * target, so that the operator can see what WEBHOOK_URL should be (an http URL moved to https, say).
+ * A 2xx ends the delivery; 4xx other than 408 and 429 is permanent; the rest is retried, no sooner than a
+ * Retry-After (Standard Webhooks, "Retry schedule"). A redirect is not followed (the signed body would go
+ * where the receiver says): its error names the target, so the operator sees what WEBHOOK_URL should be.
  */
 export function classifyWebhookStatus(
   status: number,

@@ -32,7 +32,7 @@ function pacerOnAClock(options: PaceOptions = PACE) {
 }
 
 describe('delivery pacer', () => {
-  it('has the production pace the README describes', () => {
+  it('has the production pace docs/delivery.md describes', () => {
     expect(DEFAULT_PACE).toEqual({ busyAbovePerS: 100, pacedPerS: 10, chunk: 5 });
   });
 
