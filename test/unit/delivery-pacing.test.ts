@@ -202,10 +202,8 @@ describe('delivery worker under a burst of intake', () => {
   }
 
   /**
-   * 300 queued messages and a worker on a real SQLite outbox; for one second the test reports
-   * intake far above the threshold (as the inquiry service does after each commit), then stops.
-   * With `elsewhere`, the burst arrives at another instance instead: the test writes its inquiries
-   * to the database the worker shares, and reports none to the worker.
+   * 300 queued messages on a real SQLite outbox; for one second intake far above the threshold is
+   * reported to the worker, or (`elsewhere`) written to the shared database as another instance's.
    */
   async function burst(
     pace: PaceOptions | null,

@@ -1,7 +1,6 @@
-// The delivery worker across a database outage, on a real SQLite store whose writes fail while the
-// test says the database is down: a message already sent is recorded once the database answers
-// again, and never sent a second time, even after its lease has run out meanwhile; and a worker
-// stopped in the middle of a claim gives back what it claimed.
+// The delivery worker across a database outage (a real SQLite store whose writes fail meanwhile): a
+// sent message is recorded once the database is back and never sent twice, even after its lease
+// ran out; a worker stopped in the middle of a claim gives back what it claimed.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Channel, SendResult } from '../../src/delivery/channel.js';
