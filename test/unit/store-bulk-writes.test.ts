@@ -1,26 +1,20 @@
 // Bulk writes in chunks on each backend: re-queueing failed and dead deliveries, purging expired
 // idempotency keys.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ACROSS_PROCESSES, IN_PROCESS } from '../../src/storage/bulk.js';
 import { openDatabase } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/ports.js';
 import { createStore } from '../../src/storage/store.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, storePerTest } from '../helpers/databases.js';
 import { inquiry, queueInquiries } from '../helpers/store-fixtures.js';
 
 describe.each(BACKENDS)('on $name', ({ fresh }) => {
+  const stores = storePerTest(fresh);
   let store: Store;
   let database: FreshDatabase;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await store?.close().catch(() => {});
-    await database?.drop();
-  });
-
   async function openTempStore(): Promise<Store> {
-    database = await fresh();
-    store = createStore(await openDatabase(database.config));
+    ({ store, database } = await stores.open());
     return store;
   }
 

@@ -2,25 +2,18 @@
 // fingerprint and key, listing page after page.
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import type { InquiryRecord, IntakeWrites, Store } from '../../src/storage/ports.js';
-import { createStore } from '../../src/storage/store.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, storePerTest } from '../helpers/databases.js';
 import { inquiry } from '../helpers/store-fixtures.js';
 
 describe.each(BACKENDS)('on $name', ({ fresh }) => {
+  const stores = storePerTest(fresh);
   let store: Store;
   let database: FreshDatabase;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await store?.close().catch(() => {});
-    await database?.drop();
-  });
-
   async function openTempStore(): Promise<Store> {
-    database = await fresh();
-    store = createStore(await openDatabase(database.config));
+    ({ store, database } = await stores.open());
     return store;
   }
 

@@ -1,25 +1,19 @@
 // Migrations on each backend: a database a newer release has migrated is refused, and an upgrade is
 // applied whole or not at all.
 import { type Kysely, sql } from 'kysely';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase, openExistingDatabase } from '../../src/storage/database.js';
 import { readSchemaVersion } from '../../src/storage/migrations.js';
 import type { Store } from '../../src/storage/ports.js';
 import { createStore } from '../../src/storage/store.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, storePerTest } from '../helpers/databases.js';
 
 describe.each(BACKENDS)('on $name', ({ fresh }) => {
+  const stores = storePerTest(fresh);
   let store: Store;
   let database: FreshDatabase;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await store?.close().catch(() => {});
-    await database?.drop();
-  });
-
   async function openTempStore(): Promise<Store> {
-    database = await fresh();
-    store = createStore(await openDatabase(database.config));
+    ({ store, database } = await stores.open());
     return store;
   }
 

@@ -4,25 +4,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import type { InquiryRecord, Store, Tx } from '../../src/storage/ports.js';
 import { createStore } from '../../src/storage/store.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, storePerTest } from '../helpers/databases.js';
 import { inquiry } from '../helpers/store-fixtures.js';
 
 describe.each(BACKENDS)('on $name', ({ fresh }) => {
+  const stores = storePerTest(fresh);
   let store: Store;
   let database: FreshDatabase;
-  afterEach(async () => {
-    vi.restoreAllMocks();
-    await store?.close().catch(() => {});
-    await database?.drop();
-  });
-
   async function openTempStore(): Promise<Store> {
-    database = await fresh();
-    store = createStore(await openDatabase(database.config));
+    ({ store, database } = await stores.open());
     return store;
   }
 
