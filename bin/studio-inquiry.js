@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Launcher for the studio's CLI: runs the compiled dist/cli/main.js (`npm install` and `npm start`
+// Launcher for the studio's CLI: runs the compiled dist/cli/main.js (`npm start` and `npm run build`
 // build it), from any directory.
 import { existsSync } from 'node:fs';
 
