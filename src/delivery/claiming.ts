@@ -20,8 +20,8 @@ export interface ClaimLoopOptions {
   readonly pacing: ClaimPacing;
   /** Leases up to `capacity` due deliveries per channel to this worker (Outbox.claimDue). */
   readonly claimDue: (capacity: ReadonlyMap<string, number>) => Promise<DueDelivery[]>;
-  /** The deliveries in flight here, whose lease a claim of this worker's may take again. */
-  readonly inFlight: { has(id: string): boolean; hold(id: string, claimedAt: number): void };
+  /** The leases of the deliveries in flight here, which a claim of this worker's may take again. */
+  readonly leases: { has(id: string): boolean; hold(id: string, claimedAt: number): void };
   /** Starts sending a claimed delivery (claimed at `claimedAt`, performance.now()). */
   readonly launch: (item: DueDelivery, claimedAt: number) => void;
   /** Gives claimed deliveries back unused, still due (Outbox.releaseClaims). */
@@ -69,7 +69,15 @@ export class ClaimLoop {
     if (this.state === 'claiming' || this.state === 'claimingAgain') this.recordedDuringClaim.add(id);
   }
 
-  /** Looks no more (no poll, no pace wait); resolves once the claims under way are done. */
+  /** Resolves once the claims under way are done; the loop goes on looking (for tests). */
+  settled(): Promise<void> | undefined {
+    return this.run;
+  }
+
+  /**
+   * Looks no more (no poll, no pace wait); resolves once the claims under way are done. Call it once
+   * `isRunning()` is false: a claim still running would otherwise set the next poll.
+   */
   halt(): Promise<void> | undefined {
     if (this.state === 'paced') this.state = 'idle';
     clearTimeout(this.timer);
@@ -78,7 +86,6 @@ export class ClaimLoop {
 
   private async claimWhileDue(): Promise<void> {
     const { isRunning, pacing } = this.options;
-    this.state = 'claiming';
     clearTimeout(this.timer);
     let after: 'idle' | 'paced' = 'idle';
     let nextLookMs = this.options.pollIntervalMs;
@@ -99,7 +106,8 @@ export class ClaimLoop {
         }
         await this.claim(capacity);
         this.outage.succeeded();
-      } while (this.claimAgain() && isRunning());
+        // A wake-up or a full claim may have set it meanwhile, which the type checker cannot see.
+      } while ((this.state as LoopState) === 'claimingAgain' && isRunning());
     } catch (error) {
       this.outage.failed(error);
     } finally {
@@ -112,13 +120,9 @@ export class ClaimLoop {
       }, nextLookMs).unref();
   }
 
-  private claimAgain(): boolean {
-    return this.state === 'claimingAgain';
-  }
-
   /** One claim: launches what it got, and gives back at once what it must not send (not left to its lease). */
   private async claim(capacity: ReadonlyMap<string, number>): Promise<void> {
-    const { inFlight, isRunning } = this.options;
+    const { leases, isRunning } = this.options;
     this.recordedDuringClaim.clear();
     const claimedAt = performance.now();
     const due = await this.options.claimDue(capacity);
@@ -126,8 +130,8 @@ export class ClaimLoop {
     let started = 0;
     for (const item of due) {
       const id = item.delivery.id;
-      if (inFlight.has(id)) {
-        inFlight.hold(id, claimedAt); // its lease, renewed by this claim: the send is not started twice
+      if (leases.has(id)) {
+        leases.hold(id, claimedAt); // its lease, renewed by this claim: the send is not started twice
         continue;
       }
       if (isRunning() && !this.recordedDuringClaim.has(id)) {

@@ -153,9 +153,10 @@ export class ClaimPacing {
   /**
    * How many deliveries to claim for each open channel: its free places, and of the pacer's
    * allowance (while intake is bursting) an even share, the odd ones going round the channels.
-   * Empty while the pace allows none.
+   * Empty while the pace allows none, or when no channel is open.
    */
   shares(open: readonly OpenChannel[]): Map<string, number> {
+    if (open.length === 0) return new Map();
     const allowance = this.options.pacer?.allowance() ?? Number.POSITIVE_INFINITY;
     const shares = new Map<string, number>();
     const each = Math.floor(allowance / open.length);

@@ -23,7 +23,7 @@ export interface RecorderOptions {
   readonly logger: Logger;
   /** Retries end once this is false. */
   readonly isRunning: () => boolean;
-  /** Called with each delivery whose attempt was written. */
+  /** Called with each delivery whose attempt the outbox has answered: written or refused. */
   readonly onRecorded: (deliveryId: string) => void;
 }
 

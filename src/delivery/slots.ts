@@ -36,7 +36,8 @@ export class Slots {
 }
 
 export class ChannelSlots {
-  private readonly inFlight = new Map<string, number>();
+  /** Deliveries of each channel in flight here. */
+  private readonly occupied = new Map<string, number>();
   private readonly sends = new Map<string, Slots>();
 
   constructor(
@@ -48,19 +49,19 @@ export class ChannelSlots {
   /** The channels with at least half their places free: claims come in chunks, each a committed write. */
   open(): OpenChannel[] {
     return [...this.channels.keys()].flatMap((name) => {
-      const free = this.concurrency - (this.inFlight.get(name) ?? 0);
+      const free = this.concurrency - (this.occupied.get(name) ?? 0);
       return free >= Math.ceil(this.concurrency / 2) ? [{ name, free }] : [];
     });
   }
 
   /** A delivery of `channel` is now in flight. */
   occupy(channel: string): void {
-    this.inFlight.set(channel, (this.inFlight.get(channel) ?? 0) + 1);
+    this.occupied.set(channel, (this.occupied.get(channel) ?? 0) + 1);
   }
 
   /** A delivery of `channel` is no longer in flight. */
   vacate(channel: string): void {
-    this.inFlight.set(channel, (this.inFlight.get(channel) ?? 1) - 1);
+    this.occupied.set(channel, (this.occupied.get(channel) ?? 1) - 1);
   }
 
   /** The sends `channel` may run at once, or undefined when it sets no limit (or is not configured). */

@@ -62,6 +62,8 @@ export class DeliveryWorker {
     const { outbox } = store;
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     const now = options.now ?? (() => new Date());
+    // This closure and `onRecorded` below use this.lifecycle and this.claims, set further down: none
+    // of the parts calls them before the constructor has returned.
     const isRunning = () => this.lifecycle.isRunning();
     this.pacer = options.pacer === undefined ? new DeliveryPacer() : options.pacer;
     const channels = new Map(options.channels.map((channel) => [channel.name, channel]));
@@ -80,15 +82,15 @@ export class DeliveryWorker {
       ...(options.onDelivered && { onDelivered: options.onDelivered }),
     });
     /** The attempts under way, which a stop waits for. */
-    const inFlight = new Set<Promise<void>>();
+    const attempts = new Set<Promise<void>>();
     const launch = (item: DueDelivery, claimedAt: number) => {
       const { id, channel } = item.delivery;
       leases.hold(id, claimedAt);
       slots.occupy(channel);
       const work = attempt(item);
-      inFlight.add(work);
+      attempts.add(work);
       void work.finally(() => {
-        inFlight.delete(work);
+        attempts.delete(work);
         leases.release(id);
         slots.vacate(channel);
         this.wake();
@@ -103,7 +105,7 @@ export class DeliveryWorker {
         now,
       }),
       claimDue: (capacity) => outbox.claimDue(now(), capacity, leaseMs, this.id),
-      inFlight: leases,
+      leases,
       launch,
       giveBack: (ids) => outbox.releaseClaims(ids, this.id),
       logger,
@@ -123,14 +125,14 @@ export class DeliveryWorker {
         slots.abandonWaiting();
         return (async () => {
           await claiming;
-          while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+          while (attempts.size > 0) await Promise.allSettled([...attempts]);
         })();
       },
       // Renewed until now, so the grace cannot let a lease lapse; a send still running is left to its lease.
       end: (finished) => {
         leases.stopRenewing();
         if (!finished)
-          logger.warn({ inFlight: inFlight.size }, 'stopping with deliveries still in flight; they are retried after the restart');
+          logger.warn({ inFlight: attempts.size }, 'stopping with deliveries still in flight; they are retried after the restart');
       },
     });
   }

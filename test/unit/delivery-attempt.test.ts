@@ -7,7 +7,7 @@ import { type AttemptOptions, createAttempts, outcomeOf } from '../../src/delive
 import { DEFAULT_RETRY_POLICY } from '../../src/delivery/backoff.js';
 import type { Channel, SendResult } from '../../src/delivery/channel.js';
 import { Slots } from '../../src/delivery/slots.js';
-import type { AttemptOutcome, DeliveryRecord, DueDelivery } from '../../src/storage/ports.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryRecord, DueDelivery } from '../../src/storage/ports.js';
 
 const NOW = new Date('2025-01-02T00:00:00Z');
 const HOUR = 60 * 60 * 1000;
@@ -25,6 +25,8 @@ function attemptsWith(send: () => Promise<SendResult>, overrides: Partial<Attemp
   const sent: string[] = [];
   const givenBack: string[] = [];
   const records: { id: string; outcome: AttemptOutcome; error: string | null }[] = [];
+  /** The attempts as recorded, with their timing. */
+  const written: AttemptRecord['attempt'][] = [];
   const delivered: { channel: string; seconds: number }[] = [];
   const lines: { level: number; msg: string }[] = [];
   const channel: Channel = {
@@ -42,6 +44,7 @@ function attemptsWith(send: () => Promise<SendResult>, overrides: Partial<Attemp
     giveBack: async (id) => void givenBack.push(id),
     record: async (delivery, attempt, outcome) => {
       records.push({ id: delivery.id, outcome, error: attempt.error });
+      written.push(attempt);
       return state.recorded;
     },
     retry: DEFAULT_RETRY_POLICY,
@@ -50,7 +53,7 @@ function attemptsWith(send: () => Promise<SendResult>, overrides: Partial<Attemp
     onDelivered: (channel, seconds) => void delivered.push({ channel, seconds }),
     ...overrides,
   });
-  return { attempt, state, sent, givenBack, records, delivered, lines };
+  return { attempt, state, sent, givenBack, records, written, delivered, lines };
 }
 
 const succeeds = async (): Promise<SendResult> => ({ outcome: 'succeeded' });
@@ -63,6 +66,52 @@ describe('an attempt', () => {
     expect(records).toEqual([{ id: 'd1', outcome: { outcome: 'succeeded' }, error: null }]);
     expect(delivered).toEqual([{ channel: 'email', seconds: 3600 }]);
     expect(lines.map((line) => line.msg)).toEqual(['message delivered']);
+    expect(lines).toEqual([expect.objectContaining({ level: 30, msg: 'message delivered', attempt: 1, durationMs: expect.any(Number) })]);
+  });
+
+  it('logs a permanent failure as an error, with its attempt number and error; its duration is recorded', async () => {
+    const { attempt, written, lines } = attemptsWith(async () => ({ outcome: 'failed', error: '550 no such user' }));
+    await attempt(due('d1', { attempts: 2 }));
+    expect(written).toEqual([expect.objectContaining({ outcome: 'failed', error: '550 no such user', durationMs: expect.any(Number) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: 'delivery failed permanently; re-queue it with the CLI once fixed',
+        attempt: 3,
+        error: '550 no such user',
+      }),
+    ]);
+  });
+
+  it('logs a delivery given up after the retry window as an error; its duration is recorded', async () => {
+    const { attempt, written, lines } = attemptsWith(async () => ({ outcome: 'retry', error: 'timed out' }));
+    await attempt(due('d1', { attempts: 40, queuedAt: new Date(NOW.getTime() - DEFAULT_RETRY_POLICY.windowMs) }));
+    expect(written).toEqual([expect.objectContaining({ outcome: 'dead', error: 'timed out', durationMs: expect.any(Number) })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: 'delivery given up after the retry window; re-queue it with the CLI',
+        attempt: 41,
+        error: 'timed out',
+      }),
+    ]);
+  });
+
+  it('logs a failed attempt to be retried as a warning, with when; its duration is recorded', async () => {
+    const { attempt, records, written, lines } = attemptsWith(async () => ({ outcome: 'retry', error: '503' }));
+    await attempt(due('d1'));
+    expect(written).toEqual([expect.objectContaining({ outcome: 'retry', error: '503', durationMs: expect.any(Number) })]);
+    const runAt = records[0]?.outcome.outcome === 'retry' ? records[0].outcome.runAt : undefined;
+    expect(runAt).toBeInstanceOf(Date);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'delivery attempt failed; will retry',
+        attempt: 1,
+        error: '503',
+        retryAt: runAt?.toISOString(),
+      }),
+    ]);
   });
 
   it('records a send that throws as a retry, with its message', async () => {

@@ -80,6 +80,18 @@ describe('claim pacing', () => {
     );
   });
 
+  it('shares nothing when no channel is open, and goes on round the channels after', () => {
+    const { pacer } = pacedAt();
+    const pacing = new ClaimPacing({ pacer, countReceivedSince: async () => 0, now: () => new Date() });
+    expect(pacing.shares([])).toEqual(new Map());
+    expect(pacing.shares(open(['email', 32], ['webhook', 32]))).toEqual(
+      new Map([
+        ['email', 3],
+        ['webhook', 2],
+      ]),
+    );
+  });
+
   it("counts all instances' intake over the last window, up to one past the threshold; above it, paces", async () => {
     const { pacer } = pacedAt(false);
     const asked: { since: Date; limit: number }[] = [];

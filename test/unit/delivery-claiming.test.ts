@@ -8,7 +8,11 @@ import { ClaimPacing, DeliveryPacer } from '../../src/delivery/pacing.js';
 import type { OpenChannel } from '../../src/delivery/slots.js';
 import type { DueDelivery } from '../../src/storage/ports.js';
 
-afterEach(() => {
+/** Stops each loop a test made, as its worker would (not running, then halted): no poll is left. */
+let stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops) await stop();
+  stops = [];
   vi.useRealTimers();
 });
 
@@ -63,14 +67,19 @@ function loopOver(queued: DueDelivery[], overrides: Partial<ClaimLoopOptions> = 
       await state.hold;
       return got;
     },
-    inFlight: { has: (id) => held.has(id), hold: (id, claimedAt) => void held.set(id, claimedAt) },
+    leases: { has: (id) => held.has(id), hold: (id, claimedAt) => void held.set(id, claimedAt) },
     launch: (item) => void launched.push(item.delivery.id),
     giveBack: async (ids) => void givenBack.push(...ids),
     logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
     pollIntervalMs: 1_000,
     ...overrides,
   };
-  return { loop: new ClaimLoop(options), state, claims, launched, givenBack, held, lines };
+  const loop = new ClaimLoop(options);
+  stops.push(async () => {
+    state.running = false;
+    await loop.settled();
+  });
+  return { loop, state, claims, launched, givenBack, held, lines };
 }
 
 describe('claim loop', () => {
@@ -81,7 +90,7 @@ describe('claim loop', () => {
       { name: 'webhook', free: 2 },
     ];
     loop.wake();
-    await loop.halt();
+    await loop.settled();
     expect(claims[0]).toEqual(
       new Map([
         ['email', 4],
@@ -99,7 +108,7 @@ describe('claim loop', () => {
     state.running = true;
     state.open = [];
     loop.wake();
-    await loop.halt();
+    await loop.settled();
     expect(claims).toEqual([]);
   });
 
@@ -115,7 +124,7 @@ describe('claim loop', () => {
     queued.push(due('m2')); // due after the claim read the outbox: the next claim finds it
     state.hold = undefined;
     answer();
-    await loop.halt();
+    await loop.settled();
     expect(claims).toHaveLength(2);
     expect(launched).toEqual(['m1', 'm2']);
   });
@@ -124,7 +133,7 @@ describe('claim loop', () => {
     const { loop, state, claims, launched } = loopOver(Array.from({ length: 5 }, (_, i) => due(`m${i}`)));
     state.open = [{ name: 'email', free: 2 }];
     loop.wake();
-    await loop.halt();
+    await loop.settled();
     expect(claims).toHaveLength(3);
     expect(launched).toHaveLength(5);
   });
@@ -133,7 +142,7 @@ describe('claim loop', () => {
     const { loop, launched, held, givenBack } = loopOver([due('m1'), due('m2')]);
     held.set('m1', 0);
     loop.wake();
-    await loop.halt();
+    await loop.settled();
     expect(launched).toEqual(['m2']);
     expect(held.get('m1')).toBeGreaterThan(0);
     expect(givenBack).toEqual([]);
@@ -149,9 +158,28 @@ describe('claim loop', () => {
     });
     parts.loop.noteRecorded('m2'); // recorded before the claim started: no matter
     parts.loop.wake();
-    await parts.loop.halt();
+    await parts.loop.settled();
     expect(parts.launched).toEqual(['m2']);
     expect(parts.givenBack).toEqual(['m1']);
+  });
+
+  it('sends a delivery recorded during an earlier claim when a later claim gets it', async () => {
+    let claimed = 0;
+    const parts = loopOver([], {
+      claimDue: async () => {
+        claimed++;
+        if (claimed === 1) {
+          parts.loop.noteRecorded('r'); // an earlier attempt of r (a retry) recorded meanwhile
+          return [due('m1')]; // all it asked for: it claims again
+        }
+        return claimed === 2 ? [due('r')] : []; // r is due again
+      },
+    });
+    parts.state.open = [{ name: 'email', free: 1 }];
+    parts.loop.wake();
+    await parts.loop.settled();
+    expect(parts.launched).toEqual(['m1', 'r']);
+    expect(parts.givenBack).toEqual([]);
   });
 
   it('gives back at once all a claim got when the worker stopped while it ran', async () => {
@@ -171,7 +199,7 @@ describe('claim loop', () => {
   it('looks again every poll interval while nothing wakes it, and no more once halted', async () => {
     vi.useFakeTimers();
     const queued: DueDelivery[] = [];
-    const { loop, claims, launched } = loopOver(queued);
+    const { loop, state, claims, launched } = loopOver(queued);
     loop.wake();
     await vi.advanceTimersByTimeAsync(0);
     queued.push(due('retry-due'));
@@ -179,7 +207,9 @@ describe('claim loop', () => {
     expect(launched).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     expect(launched).toEqual(['retry-due']);
+    state.running = false;
     await loop.halt();
+    expect(vi.getTimerCount()).toBe(0); // the next poll was called off
     await vi.advanceTimersByTimeAsync(5_000);
     expect(claims).toHaveLength(2);
   });
@@ -199,6 +229,11 @@ describe('claim loop', () => {
       'delivery worker could not read the outbox; will retry',
       'delivery worker reads the outbox again',
     ]);
+    expect(lines.map(({ level, msg }) => ({ level, msg }))).toEqual([
+      { level: 50, msg: 'delivery worker could not read the outbox; will retry' }, // error
+      { level: 30, msg: 'delivery worker reads the outbox again' }, // info
+    ]);
+    state.running = false;
     await loop.halt();
   });
 
@@ -229,27 +264,73 @@ describe('claim loop', () => {
     await vi.advanceTimersByTimeAsync(1); // the next chunk is saved up
     expect(claims).toHaveLength(2);
     expect(launched).toHaveLength(10);
+    state.running = false;
     await loop.halt();
   });
 
   it('after a claim that got all it asked for, counts the intake of all instances before the next', async () => {
-    const counted: number[] = [];
+    const counted: { limit: number; claimsBefore: number }[] = [];
     const pacer = new DeliveryPacer();
     const queued = Array.from({ length: 6 }, (_, i) => due(`m${i}`));
-    const { loop, state } = loopOver(queued, {
+    const parts = loopOver(queued, {
       pacing: new ClaimPacing({
         pacer,
         countReceivedSince: async (_since, limit) => {
-          counted.push(limit);
+          counted.push({ limit, claimsBefore: parts.claims.length });
           return 0;
         },
         now: () => new Date(),
       }),
     });
-    state.open = [{ name: 'email', free: 4 }];
+    parts.state.open = [{ name: 'email', free: 4 }];
+    parts.loop.wake();
+    await parts.loop.settled();
+    // Before the second claim, not the first.
+    expect(counted).toEqual([{ limit: pacer.sharedCountLimit(), claimsBefore: 1 }]);
+  });
+
+  it('claims nothing more when the worker stopped while it counted the intake of all instances', async () => {
+    const queued = Array.from({ length: 6 }, (_, i) => due(`m${i}`));
+    const parts = loopOver(queued, {
+      pacing: new ClaimPacing({
+        pacer: new DeliveryPacer(),
+        countReceivedSince: async () => {
+          parts.state.running = false;
+          return 0;
+        },
+        now: () => new Date(),
+      }),
+    });
+    parts.state.open = [{ name: 'email', free: 4 }];
+    parts.loop.wake();
+    await parts.loop.settled();
+    expect(parts.claims).toHaveLength(1);
+    expect(parts.launched).toHaveLength(4);
+    expect(parts.givenBack).toEqual([]);
+  });
+
+  it('halted while paced and started again, claims at the next wake-up once the pace allows', async () => {
+    vi.useFakeTimers();
+    const clock = { ms: 1_000 };
+    const pacer = new DeliveryPacer({ busyAbovePerS: 100, pacedPerS: 10, chunk: 5 }, () => clock.ms);
+    for (let i = 0; i < 50; i++) pacer.noteIntake(); // a burst: paced
+    const pacing = new ClaimPacing({ pacer, countReceivedSince: async () => 0, now: () => new Date() });
+    const { loop, state, claims, launched } = loopOver(
+      Array.from({ length: 20 }, (_, i) => due(`m${i}`)),
+      { pacing },
+    );
+    state.open = [{ name: 'email', free: 32 }];
     loop.wake();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(claims).toHaveLength(1); // one chunk, then waits for the pace
+    state.running = false;
     await loop.halt();
-    expect(counted).toEqual([pacer.sharedCountLimit()]); // before the second claim, not the first
+    state.running = true; // started again
+    clock.ms += 1_000; // the burst is over
+    loop.wake();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(claims).toHaveLength(2);
+    expect(launched).toHaveLength(20);
   });
 
   it('halted while a claim runs, is done once that claim is, and looks no more once stopped', async () => {

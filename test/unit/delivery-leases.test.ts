@@ -115,6 +115,9 @@ describe('held leases', () => {
     await leases.renew();
     await leases.renew();
     expect(lines.map((line) => line.msg)).toEqual(['could not renew the leases of deliveries in flight; will retry']);
+    expect(lines.map(({ level, msg }) => ({ level, msg }))).toEqual([
+      { level: 40, msg: 'could not renew the leases of deliveries in flight; will retry' }, // warn
+    ]);
     store.down = false;
     await leases.renew();
     store.down = true;

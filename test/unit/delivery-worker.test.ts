@@ -228,6 +228,7 @@ describe('delivery worker with sends waiting for a connection of their channel',
     const store = createStore(await openDatabase(database.config));
     const renewals = { down: false, succeeded: 0 };
     const sent: string[] = [];
+    const givenBack: string[] = [];
     let release: () => void = () => {};
     const hanging = new Promise<void>((resolve) => {
       release = resolve;
@@ -252,6 +253,10 @@ describe('delivery worker with sends waiting for a connection of their channel',
             renewals.succeeded++;
             return renewed;
           },
+          async releaseClaims(deliveryIds, owner) {
+            givenBack.push(...deliveryIds);
+            return store.outbox.releaseClaims(deliveryIds, owner);
+          },
         },
       },
       channels: [channel],
@@ -270,7 +275,7 @@ describe('delivery worker with sends waiting for a connection of their channel',
     for (let i = 1; i <= messages; i++) {
       await queueCode(store, `message-${i}`);
     }
-    return { store, renewals, sent, worker, release: () => release() };
+    return { store, renewals, sent, givenBack, worker, release: () => release() };
   }
 
   it('starts none that another worker took over while its renewals failed, once they succeed again', async () => {
@@ -354,6 +359,18 @@ describe('delivery worker with sends waiting for a connection of their channel',
     // Claimable by another worker now, not once the lease has run out.
     expect(await store.outbox.claimDue(new Date(), 10, 60_000, 'worker-b')).toHaveLength(2);
   });
+
+  it('on stop, gives back those waiting for a connection at once, while the send under way still runs', async () => {
+    const { store, sent, givenBack, worker, release } = await setUpWaiting(3);
+    await worker.start();
+    await until(() => sent.length === 1);
+    const stopped = worker.stop(10_000);
+    await until(() => givenBack.length === 2, 2_000); // the first send still hangs
+    expect(await store.outbox.claimDue(new Date(), 10, 60_000, 'worker-b')).toHaveLength(2);
+    release();
+    await stopped;
+    expect(sent).toHaveLength(1);
+  });
 });
 
 /** A store on a fresh SQLite file, closed and dropped after the test (after the cleanups pushed later). */
@@ -436,5 +453,34 @@ describe('delivery worker with a channel whose receiver hangs', () => {
     await until(async () => (await store.outbox.countByStatus()).succeeded === 60, 5_000);
     expect(hanging).toHaveLength(4); // the mail server holds its four connections, and only those
     expect(await store.outbox.countByStatus()).toMatchObject({ pending: 60, succeeded: 60 });
+  });
+});
+
+describe('delivery worker with a send that fails for now', () => {
+  it('sends it again once its retry is due', async () => {
+    const store = await freshStore();
+    const sent: string[] = [];
+    const channel: Channel = {
+      name: 'email',
+      async send(delivery) {
+        sent.push(delivery.id);
+        return sent.length === 1 ? { outcome: 'retry', error: 'try again' } : { outcome: 'succeeded' };
+      },
+    };
+    const worker = new DeliveryWorker({
+      store,
+      channels: [channel],
+      logger: pino({ level: 'silent' }),
+      retry: { baseMs: 20, capMs: 20, windowMs: 60_000 }, // due again 10 to 20 ms after it failed
+      pollIntervalMs: 20,
+      pacer: null,
+    });
+    cleanups.push(() => worker.stop());
+    await store.outbox.enqueueMessage(message('mail'), 'email', new Date());
+    await worker.start();
+    await until(async () => (await store.outbox.countByStatus()).succeeded === 1, 5_000);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toBe(sent[0]);
+    expect((await store.outbox.attempts(sent[0] ?? '')).map((attempt) => attempt.outcome)).toEqual(['retry', 'succeeded']);
   });
 });
