@@ -1,8 +1,8 @@
 // Phrasing of the common kinds of contact-form spam, matched case-insensitively on whole words.
-// Each entry is specific to an offer or a pitch: plain words a brief uses ("SEO", "traffic",
-// "invoice", "crypto") are not listed alone.
+// Plain words a brief uses ("SEO", "traffic", "invoice", "crypto") are never listed alone.
 
-const SEO_AND_LINKS = [
+/** The offer itself: selling links or rankings, gambling, loans, get-rich schemes, dunning. */
+const STRONG = [
   'backlink',
   'backlinks',
   'link building',
@@ -20,70 +20,84 @@ const SEO_AND_LINKS = [
   'first page of Google',
   'page 1 of Google',
   'top of Google',
-  'Google ranking',
-  'rank higher',
   'not ranking',
-  'ranking well',
-  'organic traffic',
-  'targeted traffic',
-  'more traffic',
   'SEO services',
   'SEO packages',
   'SEO audit',
-  'SEO expert',
-  'SEO agency',
-  'SEO team',
   'keyword ranking',
   'keyword rankings',
   'search engine optimization services',
-  'white hat',
-  'black hat',
   'link juice',
   'niche edits',
   'PBN',
-];
-
-const OUTREACH = [
   'I noticed your website',
   'noticed that your website',
-  'came across your website',
   'was checking your website',
-  'visited your website',
   'your website is not',
   "your website isn't",
   'your site is not',
   'redesign your website',
   'revamp your website',
-  'your existing website',
-  'your business website',
+  'website owner',
+  'reply with yes',
+  'reply yes',
+  'reply "yes"',
+  'remove you from our list',
+  'crypto investment',
+  'crypto trading',
+  'cryptocurrency investment',
+  'trading bot',
+  'binary options',
+  'guaranteed returns',
+  'guaranteed profit',
+  'double your money',
+  'make money online',
+  'crypto airdrop',
+  'token airdrop',
+  'online casino',
+  'casino bonus',
+  'free spins',
+  'no deposit bonus',
+  'online slots',
+  'slot machines',
+  'payday loan',
+  'payday loans',
+  'instant loan',
+  'no credit check',
+  'merchant cash advance',
+  'overdue invoice',
+  'outstanding invoice',
+  'payment overdue',
+  'you have won',
+  'продвижение сайта',
+  'раскрутка сайта',
+  'казино',
+];
+
+/** A seller's wording (prices, services, opt-outs): a buyer rarely writes two or three of these. */
+const PITCH = [
+  'your business',
   'grow your business',
-  'for your business',
-  'more leads',
-  'more customers',
-  'free quote',
-  'free audit',
-  'free consultation',
+  'businesses like yours',
+  'agencies like yours',
+  'companies like yours',
+  'sites like yours',
+  'your existing website',
+  'SEO expert',
+  'SEO agency',
+  'SEO team',
+  'white hat',
+  'black hat',
   'affordable price',
   'affordable prices',
   'affordable rates',
   'reasonable price',
-  'best price',
   'no obligation',
-  'reply with yes',
-  'reply yes',
-  'reply "yes"',
-  'if you are interested',
-  "if you're interested",
-  'if interested',
   'not interested',
   'unsubscribe',
   'opt out',
-  'opt-out',
-  'remove you from our list',
-  'Dear Sir',
   'Dear business owner',
   'Hello dear',
-  'website owner',
   'social media marketing',
   'digital marketing services',
   'lead generation',
@@ -96,86 +110,91 @@ const OUTREACH = [
   'web design services',
   'web development services',
   'app development services',
-];
-
-const MONEY = [
-  'bitcoin',
-  'crypto investment',
-  'crypto trading',
-  'cryptocurrency investment',
+  'my rate',
+  'our rates',
+  'price list',
   'trading platform',
-  'trading bot',
   'forex',
-  'binary options',
   'wallet address',
   'investment opportunity',
-  'guaranteed returns',
-  'guaranteed profit',
   'passive income',
-  'double your money',
-  'make money online',
   'earn money',
   'work from home',
-  'online casino',
-  'casino bonus',
-  'free spins',
-  'no deposit bonus',
   'sports betting',
   'jackpot',
-  'online slots',
-  'slot machines',
-  'crypto airdrop',
-  'token airdrop',
-  'payday loan',
-  'payday loans',
-  'instant loan',
   'personal loan',
   'loan offer',
   'business funding',
-  'merchant cash advance',
   'bad credit',
-  'credit score',
   'low interest',
-  'no credit check',
   'pre-approved',
-  'wire transfer',
-  'overdue invoice',
-  'outstanding invoice',
   'invoice attached',
   'attached invoice',
   'view invoice',
-  'payment overdue',
   'outstanding balance',
   'final notice',
-  'click here',
   'act now',
   'limited time offer',
-  'special offer',
   '100% guaranteed',
   'risk-free',
   'risk free',
-  'congratulations you',
-  'you have won',
   'claim your',
-  'продвижение сайта',
-  'раскрутка сайта',
-  'казино',
+  'click here',
 ];
+
+/** Wording a buyer may use too ("your website", "free quote"): it counts little, and only so far. */
+const WEAK = [
+  'your website',
+  'your site',
+  'came across your website',
+  'visited your website',
+  'reaching out',
+  'quick call',
+  'Dear Sir',
+  'more traffic',
+  'organic traffic',
+  'targeted traffic',
+  'rank higher',
+  'ranking well',
+  'Google ranking',
+  'more leads',
+  'more customers',
+  'free quote',
+  'free audit',
+  'free consultation',
+  'best price',
+  'if you are interested',
+  "if you're interested",
+  'if interested',
+  'credit score',
+  'wire transfer',
+  'special offer',
+  'bitcoin',
+];
+
+export type PhraseStrength = 'strong' | 'pitch' | 'weak';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-const PHRASES = [...SEO_AND_LINKS, ...OUTREACH, ...MONEY].map((phrase) => ({
-  phrase,
-  pattern: new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(phrase).replace(/\s+/g, '\\s+')}(?![\\p{L}\\p{N}])`, 'iu'),
-}));
+function compile(phrase: string, strength: PhraseStrength) {
+  const body = escapeRegExp(phrase).replace(/\s+/g, '\\s+');
+  return { phrase: phrase.toLowerCase(), strength, pattern: new RegExp(`(?<![\\p{L}\\p{N}])${body}(?![\\p{L}\\p{N}])`, 'iu') };
+}
 
-/** The distinct listed phrases the text contains, in list order. */
-export function findSpamPhrases(text: string): string[] {
-  const found = new Set<string>();
-  for (const { phrase, pattern } of PHRASES) {
-    if (pattern.test(text)) found.add(phrase.toLowerCase());
-  }
-  return [...found];
+const PHRASES = [
+  ...STRONG.map((phrase) => compile(phrase, 'strong')),
+  ...PITCH.map((phrase) => compile(phrase, 'pitch')),
+  ...WEAK.map((phrase) => compile(phrase, 'weak')),
+];
+
+export interface FoundPhrase {
+  phrase: string;
+  strength: PhraseStrength;
+}
+
+/** The distinct listed phrases the text contains, strongest first. */
+export function findSpamPhrases(text: string): FoundPhrase[] {
+  return PHRASES.filter(({ pattern }) => pattern.test(text)).map(({ phrase, strength }) => ({ phrase, strength }));
 }

@@ -2,7 +2,7 @@
 // The points come from SPAM_WEIGHTS (weights.ts); docs/spam.md has an example of each rule.
 import { disposableDomainOf } from './disposable.js';
 import { findEmailAddresses, findLinks, hasMarkupLink, hostOf, isExplicitLink, isShortener } from './links.js';
-import { findSpamPhrases } from './phrases.js';
+import { findSpamPhrases, type PhraseStrength } from './phrases.js';
 import { looksRandom } from './random-name.js';
 import type { SpamCode, SpamInquiry, SpamSignals } from './types.js';
 import { SPAM_WEIGHTS } from './weights.js';
@@ -61,8 +61,11 @@ export const markupLink: ContentRule = (inquiry) => {
 export const spamPhrases: ContentRule = (inquiry) => {
   const phrases = findSpamPhrases([inquiry.message, inquiry.company ?? ''].join('\n'));
   if (phrases.length === 0) return null;
-  const points = phrases.length * SPAM_WEIGHTS.spamPhrase;
-  return { code: 'spam_phrases', points, detail: `${phrases.length} spam phrases: ${listed(phrases)}` };
+  const { weakMaxPoints, ...weights } = SPAM_WEIGHTS.spamPhrase;
+  const pointsOf = (strength: PhraseStrength): number => phrases.filter((found) => found.strength === strength).length * weights[strength];
+  const points = pointsOf('strong') + pointsOf('pitch') + Math.min(pointsOf('weak'), weakMaxPoints);
+  const detail = `${phrases.length} spam phrase${phrases.length === 1 ? '' : 's'}: ${listed(phrases.map(({ phrase }) => phrase))}`;
+  return { code: 'spam_phrases', points, detail };
 };
 
 export const disposableEmail: ContentRule = ({ email }) => {
