@@ -15,7 +15,7 @@ const LINK_PATTERN = new RegExp(
   'giu',
 );
 
-const EMAIL_PATTERN = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
+const EMAIL_PATTERN = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
 
 const MARKUP_LINK_PATTERN = /<a\s[^>]*href|\[url[=\]]|\[link[=\]]/i;
 

@@ -86,7 +86,7 @@ export const randomName: ContentRule = ({ firstName, lastName, company }) => {
 };
 
 export const repeatedMessage: SignalRule = ({ repeatedFromOtherAddresses }) => {
-  const others = Number.isFinite(repeatedFromOtherAddresses) ? Math.floor(repeatedFromOtherAddresses) : 0;
+  const others = Number.isNaN(repeatedFromOtherAddresses) ? 0 : Math.floor(Math.min(repeatedFromOtherAddresses, Number.MAX_SAFE_INTEGER));
   if (others <= 0) return null;
   const { perAddress, maxPoints } = SPAM_WEIGHTS.repeatedMessage;
   const points = Math.min(others * perAddress, maxPoints);
