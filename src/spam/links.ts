@@ -1,0 +1,78 @@
+// Finding links and email addresses in free text: with a scheme, starting with www., or a bare
+// domain under a common top-level domain ("studio.pt", "example.com/pricing").
+
+const GENERIC_TLDS =
+  'com|net|org|info|biz|io|co|ai|app|dev|me|tv|cc|ws|xyz|online|site|website|store|shop|tech|top|club|live|pro|link|click|space|fun|vip|win|bet|casino|loan|money|finance|agency|digital|media|email|blog|cloud|page|one|today|world';
+const COUNTRY_TLDS =
+  'ae|ar|at|au|be|bg|br|ca|ch|cl|cn|cz|de|dk|ee|es|eu|fi|fr|gr|hk|hr|hu|id|ie|il|in|is|it|jp|kr|lt|lu|lv|mx|my|nl|no|nz|ph|pk|pl|pt|ro|rs|ru|sa|se|sg|si|sk|th|tr|tw|ua|uk|us|vn|za';
+
+const LINK_PATTERN = new RegExp(
+  [
+    String.raw`\b(?:https?|ftp):\/\/[^\s<>"'()\[\]]+`,
+    String.raw`\bwww\.[^\s<>"'()\[\]]+`,
+    String.raw`(?<![\p{L}\p{N}@._-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:${GENERIC_TLDS}|${COUNTRY_TLDS})\b(?![.-]?[\p{L}\p{N}])(?:\/[^\s<>"'()\[\]]*)?`,
+  ].join('|'),
+  'giu',
+);
+
+const EMAIL_PATTERN = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
+
+const MARKUP_LINK_PATTERN = /<a\s[^>]*href|\[url[=\]]|\[link[=\]]/i;
+
+/** Public URL shorteners: their links hide where they go. */
+const SHORTENER_HOSTS = new Set([
+  'bit.ly',
+  'bitly.com',
+  'tinyurl.com',
+  'goo.gl',
+  't.co',
+  'ow.ly',
+  'is.gd',
+  'v.gd',
+  'buff.ly',
+  'rebrand.ly',
+  'cutt.ly',
+  'shorturl.at',
+  'tiny.cc',
+  'rb.gy',
+  'bit.do',
+  's.id',
+  't.ly',
+  'shorte.st',
+  'adf.ly',
+  'tiny.one',
+  'short.io',
+  'qrco.de',
+  'lnkd.in',
+  'clck.ru',
+]);
+
+/** Every link in the text, email addresses aside, in order of appearance. */
+export function findLinks(text: string): string[] {
+  return text.replace(EMAIL_PATTERN, ' ').match(LINK_PATTERN) ?? [];
+}
+
+export function findEmailAddresses(text: string): string[] {
+  return text.match(EMAIL_PATTERN) ?? [];
+}
+
+export function hostOf(link: string): string {
+  const host = link
+    .replace(/^[a-z]+:\/\//i, '')
+    .split(/[/?#:]/, 1)[0]
+    ?.toLowerCase();
+  return (host ?? '').replace(/^www\./, '');
+}
+
+export function isShortener(link: string): boolean {
+  return SHORTENER_HOSTS.has(hostOf(link));
+}
+
+export function hasMarkupLink(text: string): boolean {
+  return MARKUP_LINK_PATTERN.test(text);
+}
+
+/** A link someone means to be followed: a scheme, www., or a path after the domain. */
+export function isExplicitLink(link: string): boolean {
+  return /^(?:[a-z]+:\/\/|www\.)/i.test(link) || link.includes('/');
+}

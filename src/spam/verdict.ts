@@ -1,0 +1,38 @@
+// The spam verdict of one inquiry: the rules' points added up and compared with the threshold.
+import { CONTENT_RULES, type RuleHit, SIGNAL_RULES } from './rules.js';
+import type { SpamInquiry, SpamJudgement, SpamReason, SpamSignals } from './types.js';
+import { DEFAULT_SPAM_THRESHOLD } from './weights.js';
+
+export interface JudgeOptions {
+  /** The score from which an inquiry is spam (SPAM_THRESHOLD). */
+  threshold?: number;
+}
+
+/** NFKC folds look-alike letters ("𝐒𝐄𝐎", full-width "ｗｗｗ") into the ones the rules read. */
+function normalised(inquiry: SpamInquiry): SpamInquiry {
+  const fold = (text: string): string => text.normalize('NFKC');
+  return {
+    firstName: fold(inquiry.firstName),
+    lastName: fold(inquiry.lastName),
+    email: fold(inquiry.email),
+    company: inquiry.company === null ? null : fold(inquiry.company),
+    message: fold(inquiry.message),
+  };
+}
+
+const isHit = (hit: RuleHit | null): hit is RuleHit => hit !== null;
+const reasonOf = ({ code, detail }: RuleHit): SpamReason => ({ code, detail });
+
+export function judge(inquiry: SpamInquiry, signals: SpamSignals, options: JudgeOptions = {}): SpamJudgement {
+  const threshold = options.threshold ?? DEFAULT_SPAM_THRESHOLD;
+  const text = normalised(inquiry);
+  const contentHits = CONTENT_RULES.map((rule) => rule(text)).filter(isHit);
+  const signalHits = SIGNAL_RULES.map((rule) => rule(signals)).filter(isHit);
+  const counted = signals.trustedAgent ? signalHits : [...contentHits, ...signalHits];
+  const score = Math.round(counted.reduce((sum, hit) => sum + hit.points, 0) * 100) / 100;
+  const reasons = [...contentHits, ...signalHits].map(reasonOf);
+  if (signals.trustedAgent && contentHits.length > 0) {
+    reasons.push({ code: 'trusted_agent', detail: 'sent by a claimed agent: the content rules above do not count' });
+  }
+  return { verdict: score >= threshold ? 'spam' : 'inbox', score, reasons };
+}
