@@ -117,6 +117,7 @@ export async function createServices(
     emailChannel: channels.some((channel) => channel.name === 'email') ? 'email' : null,
     now,
     onCodeQueued: () => worker.wake(),
+    serviceMailPerHour: config.serviceMailLimit,
   });
   const auth = createAgentAuth({
     store,
