@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { AgentClient, Claim, Store, Tx } from '../storage/ports.js';
 import { codeLocks, refuseOverCodeLimits } from './code-limits.js';
 import { AgentAuthError } from './errors.js';
-import { CODE_SEND_MEMORY_MS, DEFAULT_SERVICE_MAIL_PER_HOUR } from './limits.js';
+import { CODE_SEND_MEMORY_MS, CODES_PER_DOMAIN, DEFAULT_SERVICE_MAIL_PER_HOUR, type SendLimit } from './limits.js';
 import { canonicalRecipient, domainOf } from './recipient.js';
 
 /** How long a registration can be claimed. */
@@ -37,6 +37,8 @@ export interface ClaimDeps {
   readonly onCodeQueued?: () => void;
   /** SERVICE_MAIL_LIMIT: codes mailed in any hour, to anyone. */
   readonly serviceMailPerHour?: number;
+  /** Codes mailed to one domain (CODES_PER_DOMAIN by default). */
+  readonly codesPerDomain?: readonly SendLimit[];
 }
 
 export interface OpenedClaim {
@@ -56,7 +58,11 @@ export interface PreparedClaim {
 export type Claims = ReturnType<typeof createClaims>;
 
 export function createClaims(deps: ClaimDeps) {
-  const { store, studioName, emailChannel, now, onCodeQueued, serviceMailPerHour = DEFAULT_SERVICE_MAIL_PER_HOUR } = deps;
+  const { store, studioName, emailChannel, now, onCodeQueued } = deps;
+  const caps = {
+    serviceMailPerHour: deps.serviceMailPerHour ?? DEFAULT_SERVICE_MAIL_PER_HOUR,
+    perDomain: deps.codesPerDomain ?? CODES_PER_DOMAIN,
+  };
   /**
    * A new claim's token and, with `email`, its first code: made before the transaction that opens
    * it (claims.open), since hashing a code takes scrypt's time, and a transaction holds its locks
@@ -208,7 +214,7 @@ export function createClaims(deps: ClaimDeps) {
   async function sendCode(to: string, code: string, tokenHash: string, tx: Tx): Promise<void> {
     const recipient = canonicalRecipient(to);
     const sentAt = now();
-    await refuseOverCodeLimits(store.auth, { recipient, tokenHash, serviceMailPerHour, at: sentAt }, tx);
+    await refuseOverCodeLimits(store.auth, { recipient, tokenHash, at: sentAt }, caps, tx);
     const expiresAt = new Date(sentAt.getTime() + CODE_SEND_MEMORY_MS);
     await store.auth.recordCodeSend({ recipient, domain: domainOf(recipient), tokenHash, sentAt, expiresAt }, tx);
     const minutes = OTP_TTL_MS / 60_000;

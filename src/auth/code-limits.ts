@@ -2,7 +2,7 @@
 // database in the transaction that queues the code, so that they hold across instances.
 import type { AuthStore, CodeSendScope, Tx } from '../storage/ports.js';
 import { AgentAuthError } from './errors.js';
-import { CODES_PER_CLAIM, CODES_PER_DOMAIN, CODES_PER_RECIPIENT, type SendLimit, serviceMailLimits, waitBeforeNextSend } from './limits.js';
+import { CODES_PER_CLAIM, CODES_PER_RECIPIENT, type SendLimit, serviceMailLimits, waitBeforeNextSend } from './limits.js';
 import { canonicalRecipient, domainOf } from './recipient.js';
 
 /** One limit on codes: which sends it counts, its windows, and how a refusal names it. */
@@ -12,12 +12,18 @@ interface CodeCap {
   readonly what: string;
 }
 
+/** The caps that can be set: SERVICE_MAIL_LIMIT, and the one per domain (lifted by tests not about it). */
+export interface ConfiguredCaps {
+  readonly serviceMailPerHour: number;
+  readonly perDomain: readonly SendLimit[];
+}
+
 /** What one more code, to `recipient` (canonical) for the claim `tokenHash`, must fit. */
-function capsOn(recipient: string, tokenHash: string, serviceMailPerHour: number): CodeCap[] {
+function capsOn(recipient: string, tokenHash: string, { serviceMailPerHour, perDomain }: ConfiguredCaps): CodeCap[] {
   const domain = domainOf(recipient);
   return [
     { scope: { recipient }, limits: CODES_PER_RECIPIENT, what: 'to this email address' },
-    { scope: { domain }, limits: CODES_PER_DOMAIN, what: `to addresses at ${domain}` },
+    { scope: { domain }, limits: perDomain, what: `to addresses at ${domain}` },
     { scope: { tokenHash }, limits: CODES_PER_CLAIM, what: 'for this claim' },
     {
       scope: { all: true },
@@ -60,10 +66,11 @@ function inWords(seconds: number): string {
  */
 export async function refuseOverCodeLimits(
   auth: Pick<AuthStore, 'codesSentSince'>,
-  send: { readonly recipient: string; readonly tokenHash: string; readonly serviceMailPerHour: number; readonly at: Date },
+  send: { readonly recipient: string; readonly tokenHash: string; readonly at: Date },
+  configured: ConfiguredCaps,
   tx: Tx,
 ): Promise<void> {
-  const caps = capsOn(send.recipient, send.tokenHash, send.serviceMailPerHour);
+  const caps = capsOn(send.recipient, send.tokenHash, configured);
   const waits = await Promise.all(
     caps.map(async ({ scope, limits }) => {
       const since = new Date(send.at.getTime() - longestWindow(limits));

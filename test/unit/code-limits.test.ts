@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { codeLocks, refuseOverCodeLimits } from '../../src/auth/code-limits.js';
 import { AgentAuthError } from '../../src/auth/errors.js';
-import { waitBeforeNextSend } from '../../src/auth/limits.js';
+import { CODES_PER_DOMAIN, waitBeforeNextSend } from '../../src/auth/limits.js';
 import { canonicalRecipient, domainOf } from '../../src/auth/recipient.js';
 import { claimSchema } from '../../src/auth/schemas.js';
 import type { CodeSendScope, Tx } from '../../src/storage/ports.js';
@@ -105,7 +105,8 @@ function sends(by: Partial<Record<'recipient' | 'domain' | 'tokenHash' | 'all', 
 
 async function refusal(store: ReturnType<typeof sends>, serviceMailPerHour = 200): Promise<AgentAuthError | undefined> {
   try {
-    await refuseOverCodeLimits(store, { recipient: 'jdoe@gmail.com', tokenHash: 'abc', serviceMailPerHour, at: NOW }, tx);
+    const caps = { serviceMailPerHour, perDomain: CODES_PER_DOMAIN };
+    await refuseOverCodeLimits(store, { recipient: 'jdoe@gmail.com', tokenHash: 'abc', at: NOW }, caps, tx);
     return undefined;
   } catch (error) {
     expect(error).toBeInstanceOf(AgentAuthError);
