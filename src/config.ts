@@ -2,6 +2,7 @@
 // The only module that touches process.env; every variable is in docs/configuration.md.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
 
 export type DatabaseConfig = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
 
@@ -31,6 +32,8 @@ export interface Config {
   readonly metricsToken: string | null;
   /** How long a claimed delivery stays with its instance before another may take it over. */
   readonly deliveryLeaseMs: number;
+  /** SERVICE_MAIL_LIMIT: claim codes the service mails in any hour, to anyone (never inquiries). */
+  readonly serviceMailLimit: number;
   /** Settings that are valid but do less than they may seem to: logged as warnings at start-up. */
   readonly warnings: readonly string[];
 }
@@ -63,6 +66,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  */
 const DELIVERY_LEASE_SECONDS_MIN = 5;
 const DELIVERY_LEASE_SECONDS_MAX = 3_600;
+/** Bounds of SERVICE_MAIL_LIMIT: each code sent reads up to this many earlier sends. */
+const SERVICE_MAIL_LIMIT_MAX = 10_000;
 const WINDOW_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
 // A deliberately simple address check: the mail library does the real parsing.
 const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
@@ -117,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
     redisUrl: redisUrl === undefined ? null : parseServerUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
     deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
+    serviceMailLimit: parseServiceMailLimit(read('SERVICE_MAIL_LIMIT') ?? String(DEFAULT_SERVICE_MAIL_PER_HOUR)),
     warnings: Object.freeze(
       [
         smtpUrl === undefined &&
@@ -355,6 +361,14 @@ function parseDeliveryLeaseSeconds(value: string): number {
     );
   }
   return seconds;
+}
+
+function parseServiceMailLimit(value: string): number {
+  const perHour = Number(value);
+  if (!/^\d+$/.test(value) || perHour < 1 || perHour > SERVICE_MAIL_LIMIT_MAX) {
+    throw new ConfigError('SERVICE_MAIL_LIMIT', `"${value}" is not a whole number of codes per hour from 1 to ${SERVICE_MAIL_LIMIT_MAX}`);
+  }
+  return perHour;
 }
 
 function parseLogLevel(value: string): string {

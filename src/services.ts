@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createClaims } from './auth/claims.js';
 import { createIdJagVerifier } from './auth/id-jag.js';
 import { SigningKeys } from './auth/keys.js';
+import type { SendLimit } from './auth/limits.js';
 import { type AgentAuth, createAgentAuth } from './auth/service.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
@@ -73,6 +74,8 @@ export interface ServiceOptions {
   readonly retry?: RetryPolicy;
   readonly pollIntervalMs?: number;
   readonly now?: () => Date;
+  /** The cap on codes mailed to one domain (default CODES_PER_DOMAIN): a test not about it lifts it. */
+  readonly codesPerDomain?: readonly SendLimit[];
 }
 
 export async function openStore(config: Config, logger?: Logger): Promise<Store> {
@@ -117,6 +120,8 @@ export async function createServices(
     emailChannel: channels.some((channel) => channel.name === 'email') ? 'email' : null,
     now,
     onCodeQueued: () => worker.wake(),
+    serviceMailPerHour: config.serviceMailLimit,
+    ...(options.codesPerDomain && { codesPerDomain: options.codesPerDomain }),
   });
   const auth = createAgentAuth({
     store,

@@ -9,7 +9,9 @@ import {
   AUTH_BODY_LIMIT_BYTES,
   AUTH_RATE_LIMITS,
   CODES_PER_CLAIM,
+  CODES_PER_DOMAIN,
   CODES_PER_RECIPIENT,
+  DEFAULT_SERVICE_MAIL_PER_HOUR,
   describeLimit,
   describeSendLimits,
 } from './limits.js';
@@ -34,6 +36,7 @@ const CLAIM_CODE_MAX_TRIES = OTP_MAX_FAILED_ATTEMPTS;
 const DEFAULT_INQUIRY_RATE = '5 per 10 minutes';
 const CODES_PER_ADDRESS_TEXT = describeSendLimits(CODES_PER_RECIPIENT);
 const CODES_PER_CLAIM_TEXT = describeSendLimits(CODES_PER_CLAIM);
+const CODES_PER_DOMAIN_TEXT = describeSendLimits(CODES_PER_DOMAIN);
 
 const FENCE = '```';
 const NO_EMAIL_NOTE =
@@ -47,7 +50,10 @@ const EXAMPLE_INQUIRY =
 export function authMarkdown(
   urls: AuthUrls,
   profile: StudioProfile,
-  { emailEnabled, idJagEnabled }: AuthFeatures = { emailEnabled: true, idJagEnabled: true },
+  { emailEnabled, idJagEnabled, serviceMailPerHour = DEFAULT_SERVICE_MAIL_PER_HOUR }: AuthFeatures = {
+    emailEnabled: true,
+    idJagEnabled: true,
+  },
 ): string {
   const contact = `${urls.issuer}/api/contact`;
   const openIdConfiguration = `${urls.issuer}/.well-known/openid-configuration`;
@@ -59,11 +65,11 @@ export function authMarkdown(
     registration(urls),
     ...(emailEnabled ? [] : [NO_EMAIL_NOTE]),
     ...(idJagEnabled ? [] : [NO_ID_JAG_NOTE]),
-    claim(urls),
+    claim(urls, serviceMailPerHour),
     token(urls),
     bearerUse(urls, contact),
     revocation(urls),
-    limits(),
+    limits(serviceMailPerHour),
     errorTable(),
   ].join('\n\n');
 }
@@ -201,11 +207,11 @@ Answer \`201 Created\` with the same fields as 3a, \`registration_type\` \`"id-j
 
 Errors: \`400\` problem+json with \`error\` \`invalid_request\`, \`unsupported_identity_type\`, \`unsupported_assertion_type\`, \`invalid_assertion\`, \`issuer_not_enabled\` or \`replay_detected\`; \`429\` \`rate_limited\`. Meanings: section 9.`;
 
-const claim = (urls: AuthUrls) => `## 4. Claim (a person takes ownership)
+const claim = (urls: AuthUrls, serviceMailPerHour: number) => `## 4. Claim (a person takes ownership)
 
 \`POST ${urls.claimUri}\`, JSON. Codes have 6 digits, expire after ${CLAIM_CODE_TTL_MINUTES} minutes and work once. ${CLAIM_CODE_MAX_TRIES} wrong codes end the claim.
 
-Codes mailed are limited, whoever asks and from wherever: to one mailbox (case, surrounding spaces and a \`+tag\` after the local part aside) ${CODES_PER_ADDRESS_TEXT}; for one claim ${CODES_PER_CLAIM_TEXT}. Beyond that the answer is \`429\` \`rate_limited\` with \`Retry-After\` (seconds), and nothing is mailed: a claim keeps its last code, and a verified-email registration (section 3b) is not made, so send it again after the wait.
+Codes mailed are limited, whoever asks and from wherever: to one mailbox (case, surrounding spaces, a \`+tag\` after the local part and, at gmail.com and googlemail.com, dots in it aside) ${CODES_PER_ADDRESS_TEXT}; to one domain, whichever of its addresses, ${CODES_PER_DOMAIN_TEXT}; for one claim ${CODES_PER_CLAIM_TEXT}; by this service, to anyone, ${serviceMailPerHour} per 1 h. Beyond that the answer is \`429\` \`rate_limited\` with \`Retry-After\` (seconds), and nothing is mailed: a claim keeps its last code, and a verified-email registration (section 3b) is not made, so send it again after the wait.
 
 ### Start (anonymous registrations)
 
@@ -302,7 +308,7 @@ ${FENCE}
 4. Revocation is stored: it holds across restarts.
 5. A request without \`token\` answers \`400\` \`{"error":"invalid_request",…}\`.`;
 
-const limits = () => `## 8. Limits
+const limits = (serviceMailPerHour: number) => `## 8. Limits
 
 | what | limit |
 |---|---|
@@ -313,7 +319,7 @@ const limits = () => `## 8. Limits
 | access token | ${ACCESS_TOKEN_LIFETIME_SECONDS} seconds |
 | identity assertion | ${IDENTITY_ASSERTION_LIFETIME_DAYS} days |
 | claim code | 6 digits, ${CLAIM_CODE_TTL_MINUTES} minutes, single use, ${CLAIM_CODE_MAX_TRIES} wrong tries end the claim |
-| claim codes mailed | per email address, from any IP and registration: ${CODES_PER_ADDRESS_TEXT}; per claim: ${CODES_PER_CLAIM_TEXT}; beyond that \`429\` \`rate_limited\` with \`Retry-After\`, nothing mailed |
+| claim codes mailed | per email address, from any IP and registration: ${CODES_PER_ADDRESS_TEXT}; per domain: ${CODES_PER_DOMAIN_TEXT}; per claim: ${CODES_PER_CLAIM_TEXT}; by the whole service: ${serviceMailPerHour} per 1 h; beyond that \`429\` \`rate_limited\` with \`Retry-After\`, nothing mailed |
 | \`Idempotency-Key\` | remembered 24 hours |
 
 On \`429\`, wait \`Retry-After\` seconds before the next request.`;
@@ -343,6 +349,6 @@ const errorTable = () => `## 9. Error codes
 | \`unsupported_grant_type\` | 400 | /oauth/token | \`grant_type\` is neither of the two in section 5 |
 | \`invalid_target\` | 400 | /oauth/token | \`resource\` is not the API or the MCP server (RFC 8707) |
 | \`invalid_scope\` | 400 | /oauth/token | \`scope\` names a scope other than \`${INQUIRY_WRITE_SCOPE}\` |
-| \`rate_limited\` | 429 | /api/contact, /agent/register, /agent/claim, /oauth/token, /oauth/revoke | too many requests from your IP, or (register with \`verified_email\`, claim) too many codes mailed to that address or for that claim; wait \`Retry-After\` seconds |
+| \`rate_limited\` | 429 | /api/contact, /agent/register, /agent/claim, /oauth/token, /oauth/revoke | too many requests from your IP, or (register with \`verified_email\`, claim) too many codes mailed to that address, to its domain, for that claim or by the service; wait \`Retry-After\` seconds |
 | \`invalid_token\` | 200 (inquiry accepted as anonymous) | /api/contact, /mcp: in \`WWW-Authenticate\` | the bearer token is bad, expired or revoked; get a new one |
 `;

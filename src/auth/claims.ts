@@ -4,8 +4,10 @@
 import { createHash, randomBytes, randomInt, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { AgentClient, Claim, Store, Tx } from '../storage/ports.js';
+import { codeLocks, refuseOverCodeLimits } from './code-limits.js';
 import { AgentAuthError } from './errors.js';
-import { CODE_SEND_MEMORY_MS, CODES_PER_CLAIM, CODES_PER_RECIPIENT, type SendLimit, waitBeforeNextSend } from './limits.js';
+import { CODE_SEND_MEMORY_MS, CODES_PER_DOMAIN, DEFAULT_SERVICE_MAIL_PER_HOUR, type SendLimit } from './limits.js';
+import { canonicalRecipient, domainOf } from './recipient.js';
 
 /** How long a registration can be claimed. */
 export const CLAIM_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -22,37 +24,6 @@ export const hashClaimToken = (token: string): string => createHash('sha256').up
 const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
   (await scryptAsync(otp, tokenHash, OTP_HASH_BYTES)).toString('hex');
 
-/**
- * The mailbox as the limits on codes count it: `Owner@Example.com ` and `owner@example.com` are one
- * person, and so are `owner+1@example.com`, `owner+2@…`: a tag after "+" (subaddressing, RFC 5233)
- * reaches the same mailbox at the common providers, and would otherwise give each tag limits of its own.
- */
-export const recipientOf = (email: string): string => {
-  const address = email.trim().toLowerCase();
-  const at = address.lastIndexOf('@');
-  return `${address.slice(0, at).replace(/\+.*$/, '')}${address.slice(at)}`;
-};
-
-/**
- * The names a transaction that may mail a code to `email` (for the claim `tokenHash`) locks, so that
- * concurrent ones, on any instance, count the codes already sent one after the other (store.transaction).
- */
-export const codeLocks = (email: string, tokenHash?: string): string[] => [
-  `claim-code-recipient:${recipientOf(email)}`,
-  ...(tokenHash === undefined ? [] : [`claim-codes:${tokenHash}`]),
-];
-
-const longestWindow = (limits: readonly SendLimit[]): number => Math.max(...limits.map((limit) => limit.windowMs));
-const mostSends = (limits: readonly SendLimit[]): number => Math.max(...limits.map((limit) => limit.max));
-
-/** "40 seconds", "15 minutes", "24 hours": the wait, rounded up, for the problem's detail. */
-function inWords(seconds: number): string {
-  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
-  const minutes = Math.ceil(seconds / 60);
-  if (minutes <= 90) return `${minutes} minute${minutes === 1 ? '' : 's'}`;
-  return `${Math.ceil(minutes / 60)} hours`;
-}
-
 const previouslyClaimed = () => new AgentAuthError('previously_claimed', 'this registration has already been claimed', 409);
 const codeExpired = () => new AgentAuthError('claim_expired', 'the code has expired: start the claim again to get a new one', 410);
 
@@ -64,6 +35,10 @@ export interface ClaimDeps {
   readonly now: () => Date;
   /** Called once a code's mail has been committed to the outbox: wakes the delivery worker. */
   readonly onCodeQueued?: () => void;
+  /** SERVICE_MAIL_LIMIT: codes mailed in any hour, to anyone. */
+  readonly serviceMailPerHour?: number;
+  /** Codes mailed to one domain (CODES_PER_DOMAIN by default). */
+  readonly codesPerDomain?: readonly SendLimit[];
 }
 
 export interface OpenedClaim {
@@ -82,7 +57,12 @@ export interface PreparedClaim {
 
 export type Claims = ReturnType<typeof createClaims>;
 
-export function createClaims({ store, studioName, emailChannel, now, onCodeQueued }: ClaimDeps) {
+export function createClaims(deps: ClaimDeps) {
+  const { store, studioName, emailChannel, now, onCodeQueued } = deps;
+  const caps = {
+    serviceMailPerHour: deps.serviceMailPerHour ?? DEFAULT_SERVICE_MAIL_PER_HOUR,
+    perDomain: deps.codesPerDomain ?? CODES_PER_DOMAIN,
+  };
   /**
    * A new claim's token and, with `email`, its first code: made before the transaction that opens
    * it (claims.open), since hashing a code takes scrypt's time, and a transaction holds its locks
@@ -228,27 +208,15 @@ export function createClaims({ store, studioName, emailChannel, now, onCodeQueue
   }
 
   /**
-   * Queues the code's mail if the limits per recipient and per claim (limits.ts), counted in `tx`
-   * under codeLocks, allow one more: two requests on any instances cannot both take the last one.
-   * Over a limit nothing is mailed: 429 rate_limited with how long to wait.
+   * Queues the code's mail if every limit on codes (code-limits.ts), counted in `tx` under
+   * codeLocks, allows one more. Over a limit nothing is mailed: 429 rate_limited with how long to wait.
    */
   async function sendCode(to: string, code: string, tokenHash: string, tx: Tx): Promise<void> {
-    const recipient = recipientOf(to);
+    const recipient = canonicalRecipient(to);
     const sentAt = now();
-    const sentBefore = (by: { recipient: string } | { tokenHash: string }, limits: readonly SendLimit[]) =>
-      store.auth.codesSentSince(by, new Date(sentAt.getTime() - longestWindow(limits)), mostSends(limits), tx);
-    const [toRecipient, forClaim] = await Promise.all([
-      sentBefore({ recipient }, CODES_PER_RECIPIENT),
-      sentBefore({ tokenHash }, CODES_PER_CLAIM),
-    ]);
-    const recipientWait = waitBeforeNextSend(toRecipient, CODES_PER_RECIPIENT, sentAt);
-    const claimWait = waitBeforeNextSend(forClaim, CODES_PER_CLAIM, sentAt);
-    if (recipientWait > 0 || claimWait > 0) {
-      const seconds = Math.ceil(Math.max(recipientWait, claimWait) / 1000);
-      const what = recipientWait >= claimWait ? 'to this email address' : 'for this claim';
-      throw new AgentAuthError('rate_limited', `too many codes have been mailed ${what}: try again in ${inWords(seconds)}`, 429, seconds);
-    }
-    await store.auth.recordCodeSend({ recipient, tokenHash, sentAt, expiresAt: new Date(sentAt.getTime() + CODE_SEND_MEMORY_MS) }, tx);
+    await refuseOverCodeLimits(store.auth, { recipient, tokenHash, at: sentAt }, caps, tx);
+    const expiresAt = new Date(sentAt.getTime() + CODE_SEND_MEMORY_MS);
+    await store.auth.recordCodeSend({ recipient, domain: domainOf(recipient), tokenHash, sentAt, expiresAt }, tx);
     const minutes = OTP_TTL_MS / 60_000;
     const body =
       `Your ${studioName} verification code is ${code}.\n\n` +

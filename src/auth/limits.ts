@@ -27,7 +27,7 @@ const MINUTE_MS = 60 * 1000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /**
- * Claim codes mailed to one address (trimmed, lower-cased), whoever asks, on any instance: per-IP
+ * Claim codes mailed to one mailbox (canonicalRecipient), whoever asks, on any instance: per-IP
  * limits do not stop many addresses from mailing one stranger without end (and bulk mail marks the
  * studio's domain as spam). A person needs one code, rarely a third; ten a day bound the rest.
  */
@@ -42,12 +42,30 @@ export const CODES_PER_RECIPIENT: readonly SendLimit[] = [
  */
 export const CODES_PER_CLAIM: readonly SendLimit[] = [{ max: 5, windowMs: DAY_MS }];
 
+/**
+ * Codes mailed to one domain (gmail.com, a company's), to whichever of its addresses: many addresses
+ * at one provider must not make the studio's mail look like bulk mail there. A studio's agents are
+ * claimed a few at a time, so this stays far above what people need.
+ */
+export const CODES_PER_DOMAIN: readonly SendLimit[] = [
+  { max: 10, windowMs: 15 * MINUTE_MS },
+  { max: 50, windowMs: DAY_MS },
+];
+
+/** SERVICE_MAIL_LIMIT's default: codes the service mails in an hour, to anyone (docs/configuration.md). */
+export const DEFAULT_SERVICE_MAIL_PER_HOUR = 200;
+
+/** All the codes the service mails, `perHour` (SERVICE_MAIL_LIMIT) in any hour. */
+export const serviceMailLimits = (perHour: number): readonly SendLimit[] => [{ max: perHour, windowMs: 60 * MINUTE_MS }];
+
 /** "3 per 15 min, 10 per 24 h" for the documentation. */
 export const describeSendLimits = (limits: readonly SendLimit[]): string =>
   limits.map(({ max, windowMs }) => describeLimit({ max, timeWindow: windowMs })).join(', ');
 
 /** The longest window above: how long a sent code must be remembered. */
-export const CODE_SEND_MEMORY_MS = Math.max(...[...CODES_PER_RECIPIENT, ...CODES_PER_CLAIM].map((limit) => limit.windowMs));
+export const CODE_SEND_MEMORY_MS = Math.max(
+  ...[...CODES_PER_RECIPIENT, ...CODES_PER_CLAIM, ...CODES_PER_DOMAIN, ...serviceMailLimits(1)].map((limit) => limit.windowMs),
+);
 
 /**
  * How long until one more send fits every limit (0: now), given the times of earlier sends, newest

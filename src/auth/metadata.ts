@@ -33,11 +33,14 @@ export interface AuthFeatures {
   readonly emailEnabled: boolean;
   /** TRUSTED_ISSUERS names at least one issuer: an ID-JAG can be redeemed (/auth.md says whether). */
   readonly idJagEnabled: boolean;
+  /** SERVICE_MAIL_LIMIT, which /auth.md states (its default where not given). */
+  readonly serviceMailPerHour?: number;
 }
 
-export const authFeatures = (config: Pick<Config, 'smtp' | 'trustedIssuers'>): AuthFeatures => ({
+export const authFeatures = (config: Pick<Config, 'smtp' | 'trustedIssuers' | 'serviceMailLimit'>): AuthFeatures => ({
   emailEnabled: config.smtp !== null,
   idJagEnabled: Object.keys(config.trustedIssuers).length > 0,
+  serviceMailPerHour: config.serviceMailLimit,
 });
 
 /**

@@ -52,7 +52,7 @@ function agentErrors(): Record<string, Response> {
     415: problemResponse(415, 'The body is not JSON, or is JSON in a charset other than UTF-8.', [NOT_JSON]),
     429: problemResponse(
       429,
-      'Too many requests from this client address, or too many codes mailed to that email address or for that claim; wait Retry-After seconds.',
+      'Too many requests from this client address, or too many codes mailed to that email address, to its domain, for that claim or by the service (SERVICE_MAIL_LIMIT per hour); wait Retry-After seconds.',
       [RATE_LIMITED],
       {
         'Retry-After': headerRef('Retry-After'),

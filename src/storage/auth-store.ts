@@ -143,6 +143,7 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         .insertInto('claim_code_sends')
         .values({
           recipient: send.recipient,
+          domain: send.domain,
           token_hash: send.tokenHash,
           sent_at: send.sentAt.getTime(),
           expires_at: send.expiresAt.getTime(),
@@ -151,7 +152,9 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
     },
     async codesSentSince(to, since, limit, tx) {
       let query = q(tx).selectFrom('claim_code_sends').select('sent_at').where('sent_at', '>', since.getTime());
-      query = 'recipient' in to ? query.where('recipient', '=', to.recipient) : query.where('token_hash', '=', to.tokenHash);
+      if ('recipient' in to) query = query.where('recipient', '=', to.recipient);
+      else if ('domain' in to) query = query.where('domain', '=', to.domain);
+      else if ('tokenHash' in to) query = query.where('token_hash', '=', to.tokenHash);
       const rows = await query.orderBy('sent_at', 'desc').limit(limit).execute();
       return rows.map((row) => new Date(Number(row.sent_at)));
     },

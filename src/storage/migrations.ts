@@ -249,6 +249,19 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropIndex('deliveries_due_messages').ifExists().execute();
     },
   },
+  '012_claim_code_sends_by_domain': {
+    // The caps per domain and on all codes mailed count by these indexes (src/auth/limits.ts). A
+    // row's domain follows its recipient's last "@" (portable SQL: rtrim drops every non-"@" on the right).
+    async up(db) {
+      await db.schema.alterTable('claim_code_sends').addColumn('domain', 'text').execute();
+      await sql`update claim_code_sends set domain = substr(recipient, length(rtrim(recipient, replace(recipient, '@', ''))) + 1)`.execute(
+        db,
+      );
+      await sql`update claim_code_sends set domain = 'gmail.com' where domain = 'googlemail.com'`.execute(db);
+      await db.schema.createIndex('claim_code_sends_domain').on('claim_code_sends').columns(['domain', 'sent_at']).execute();
+      await db.schema.createIndex('claim_code_sends_sent').on('claim_code_sends').column('sent_at').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

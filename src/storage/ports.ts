@@ -232,14 +232,23 @@ export interface ClaimExpectation {
 
 /** A claim code mailed, as the limits on codes count it. */
 export interface CodeSend {
-  /** The address, trimmed and lower-cased. */
+  /** The mailbox (canonicalRecipient in src/auth/recipient.ts). */
   readonly recipient: string;
+  /** Its domain, Gmail's under gmail.com. */
+  readonly domain: string;
   /** The claim it was sent for. */
   readonly tokenHash: string;
   readonly sentAt: Date;
   /** When no limit counts it any more (it may be purged after). */
   readonly expiresAt: Date;
 }
+
+/** Which codes a limit counts: to one recipient, to one domain, for one claim, or all of them. */
+export type CodeSendScope =
+  | { readonly recipient: string }
+  | { readonly domain: string }
+  | { readonly tokenHash: string }
+  | { readonly all: true };
 
 export interface SigningKeyRecord {
   readonly kid: string;
@@ -289,10 +298,10 @@ export interface AuthStore {
   /** Records a claim code mailed (in the transaction that queues it). */
   recordCodeSend(send: CodeSend, tx?: Tx): Promise<void>;
   /**
-   * When codes were mailed to a recipient, or for a claim, after `since`: newest first, at most
-   * `limit`. Read in the transaction that decides on the next one, holding a lock on its name.
+   * When codes were mailed to a recipient, a domain, for a claim, or at all, after `since`: newest
+   * first, at most `limit`. Read in the transaction that decides on the next one, holding a lock on its name.
    */
-  codesSentSince(to: { recipient: string } | { tokenHash: string }, since: Date, limit: number, tx?: Tx): Promise<Date[]>;
+  codesSentSince(to: CodeSendScope, since: Date, limit: number, tx?: Tx): Promise<Date[]>;
   findClient(clientId: string): Promise<AgentClient | undefined>;
   /** The client registered for a subject of another issuer (ID-JAG), if any. */
   findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;

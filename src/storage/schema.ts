@@ -116,8 +116,10 @@ export interface AgentClaimsTable {
 
 /** A claim code mailed: what the limits per recipient and per claim count (migration 007). */
 export interface ClaimCodeSendsTable {
-  /** The address, trimmed and lower-cased. */
+  /** The mailbox (canonicalRecipient in src/auth/recipient.ts). */
   recipient: string;
+  /** Its domain (migration 012); null on rows written before it. */
+  domain: string | null;
   /** The claim it was sent for (agent_claims.token_hash). */
   token_hash: string;
   sent_at: number;

@@ -26,6 +26,8 @@ export interface TestApp {
 
 const GENEROUS = { max: 10_000, timeWindow: 60_000 };
 const GENEROUS_AUTH_LIMITS: AuthRateLimits = { register: GENEROUS, claim: GENEROUS, token: GENEROUS, revoke: GENEROUS };
+/** Every test's codes go to a few example domains: only the tests of the caps (agent-auth-mail-caps) keep the real one. */
+const GENEROUS_CODES_PER_DOMAIN = [{ max: 10_000, windowMs: 60_000 }];
 
 export const FAST_RETRY: RetryPolicy = { baseMs: 40, capMs: 200, windowMs: 60_000 };
 
@@ -71,6 +73,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const services = await createServices(config, profile, logger, {
     retry: options.retry ?? FAST_RETRY,
     pollIntervalMs: options.pollIntervalMs ?? 50,
+    codesPerDomain: GENEROUS_CODES_PER_DOMAIN,
   });
   const app = await buildApp({
     ...appDeps({ config, logger, profile }, services),

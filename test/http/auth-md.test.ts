@@ -153,6 +153,11 @@ describe('GET /auth.md', () => {
     expect(text).toContain('16 KiB');
     expect(text).toContain('5 per 10 minutes');
     for (const limit of Object.values(INQUIRY_LIMITS)) expect(text).toContain(String(limit));
+    // The caps on mailed codes (src/auth/limits.ts), SERVICE_MAIL_LIMIT at its default.
+    expect(text).toContain('at gmail.com and googlemail.com, dots in it aside) 3 per 15 min, 10 per 24 h');
+    expect(text).toContain('to one domain, whichever of its addresses, 10 per 15 min, 50 per 24 h');
+    expect(text).toContain('by this service, to anyone, 200 per 1 h');
+    expect(text).toContain('per domain: 10 per 15 min, 50 per 24 h; per claim: 5 per 24 h; by the whole service: 200 per 1 h');
   });
 
   it('has copy-paste curl lines on the public URL, inside closed code blocks', () => {
@@ -188,6 +193,21 @@ describe('the real app', () => {
       expect(real.statusCode).toBe(200);
       // No SMTP and no trusted issuers in this app.
       expect(real.body).toBe(authMarkdown(urls, testApp.profile, { emailEnabled: false, idJagEnabled: false }));
+    } finally {
+      await testApp.close();
+    }
+  });
+});
+
+describe('SERVICE_MAIL_LIMIT', () => {
+  it('is stated as configured', async () => {
+    const env = { PUBLIC_URL, SMTP_URL: 'smtp://127.0.0.1:9', INQUIRY_TO: 'studio@example.com', SERVICE_MAIL_LIMIT: '50' };
+    const testApp = await startTestApp({ env, startWorker: false });
+    try {
+      const real = (await testApp.app.inject({ method: 'GET', url: '/auth.md' })).body;
+      expect(real).toContain('by this service, to anyone, 50 per 1 h');
+      expect(real).toContain('by the whole service: 50 per 1 h');
+      expect(real).not.toContain('200 per 1 h');
     } finally {
       await testApp.close();
     }

@@ -51,6 +51,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       trustedIssuers: {},
       deliveryLeaseMs: 120_000,
+      serviceMailLimit: 200,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -100,6 +101,7 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://a.example, https://b.example',
       LOG_LEVEL: 'debug',
       DELIVERY_LEASE_SECONDS: '30',
+      SERVICE_MAIL_LIMIT: '50',
     });
     expect(config).toMatchObject({
       database: { kind: 'postgres', url: 'postgres://u:p@127.0.0.1:5432/test' },
@@ -112,9 +114,12 @@ describe('loadConfig', () => {
       corsOrigins: ['https://a.example', 'https://b.example'],
       logLevel: 'debug',
       deliveryLeaseMs: 30_000,
+      serviceMailLimit: 50,
     });
     expect(loadConfig({ DELIVERY_LEASE_SECONDS: '5' }).deliveryLeaseMs).toBe(5_000);
     expect(loadConfig({ DELIVERY_LEASE_SECONDS: '3600' }).deliveryLeaseMs).toBe(3_600_000);
+    expect(loadConfig({ SERVICE_MAIL_LIMIT: '1' }).serviceMailLimit).toBe(1);
+    expect(loadConfig({ SERVICE_MAIL_LIMIT: '10000' }).serviceMailLimit).toBe(10_000);
     expect(loadConfig({ RATE_LIMIT_INQUIRIES: 'off' }).rateLimitInquiries).toBeNull();
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
     expect(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.0.0.2' }).trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
@@ -123,6 +128,12 @@ describe('loadConfig', () => {
       kind: 'sqlite',
       path: '/var/lib/studio/inbox.db',
     });
+  });
+
+  it('stops start-up on a bad SERVICE_MAIL_LIMIT with one line saying what it takes', () => {
+    expect(() => loadConfig({ SERVICE_MAIL_LIMIT: 'lots' })).toThrow(
+      new ConfigError('SERVICE_MAIL_LIMIT', '"lots" is not a whole number of codes per hour from 1 to 10000'),
+    );
   });
 
   it('takes HOST as an IP address or a host name', () => {
@@ -199,6 +210,12 @@ describe('loadConfig', () => {
     [{ DELIVERY_LEASE_SECONDS: '4' }, 'DELIVERY_LEASE_SECONDS'],
     [{ DELIVERY_LEASE_SECONDS: '3601' }, 'DELIVERY_LEASE_SECONDS'],
     [{ DELIVERY_LEASE_SECONDS: '1.5' }, 'DELIVERY_LEASE_SECONDS'],
+    [{ SERVICE_MAIL_LIMIT: 'lots' }, 'SERVICE_MAIL_LIMIT'],
+    [{ SERVICE_MAIL_LIMIT: '0' }, 'SERVICE_MAIL_LIMIT'],
+    [{ SERVICE_MAIL_LIMIT: '-5' }, 'SERVICE_MAIL_LIMIT'],
+    [{ SERVICE_MAIL_LIMIT: '12.5' }, 'SERVICE_MAIL_LIMIT'],
+    [{ SERVICE_MAIL_LIMIT: '200/h' }, 'SERVICE_MAIL_LIMIT'],
+    [{ SERVICE_MAIL_LIMIT: '10001' }, 'SERVICE_MAIL_LIMIT'],
     // A value pasted with a line break in it: the message stays one line.
     [{ SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio@example.com\nBcc: x@evil.example' }, 'INQUIRY_TO'],
     [{ MAIL_FROM: 'Studio\r\n<no-reply>' }, 'MAIL_FROM'],
@@ -219,7 +236,7 @@ describe('loadConfig', () => {
   it('names the variable in one line for any value it refuses, whatever characters the value holds', () => {
     const variables = ['PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'INQUIRY_TO', 'MAIL_FROM', 'WEBHOOK_URL', 'WEBHOOK_SECRET'];
     const more = ['STUDIO_PROFILE', 'TRUSTED_ISSUERS', 'RATE_LIMIT_INQUIRIES', 'TRUST_PROXY', 'CORS_ORIGINS', 'LOG_LEVEL'];
-    const names = [...variables, ...more, 'REDIS_URL', 'SMTP_URL', 'METRICS_TOKEN', 'DELIVERY_LEASE_SECONDS'];
+    const names = [...variables, ...more, 'REDIS_URL', 'SMTP_URL', 'METRICS_TOKEN', 'DELIVERY_LEASE_SECONDS', 'SERVICE_MAIL_LIMIT'];
     const piece = fc.oneof(fc.string(), fc.constantFrom('\n', '\r\n', '\u2028', '\u0085', '\u001b[2J', '"', '{"a\nb":1}', 'smtp://x'));
     const value = fc.array(piece, { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
     fc.assert(

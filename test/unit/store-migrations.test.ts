@@ -40,6 +40,15 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
     await sql`drop index deliveries_due_by_channel`.execute(older.db);
     await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
+    await sql`drop index claim_code_sends_domain`.execute(older.db);
+    await sql`drop index claim_code_sends_sent`.execute(older.db);
+    await sql`alter table claim_code_sends drop column domain`.execute(older.db);
+    // Codes an older release recorded: 012 gives each the domain after its recipient's last "@".
+    for (const recipient of ['j.doe@googlemail.com', 'owner@example.org']) {
+      await sql`insert into claim_code_sends (recipient, token_hash, sent_at, expires_at) values (${recipient}, 'h', 1, 2)`.execute(
+        older.db,
+      );
+    }
     await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
     await sql`alter table deliveries rename to deliveries_away`.execute(older.db);
     await older.db.destroy();
@@ -56,7 +65,13 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '009_idempotency_key_outcome',
       '010_deliveries_due_by_channel',
       '011_service_messages_due_by_channel',
+      '012_claim_code_sends_by_domain',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
+    const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
+    expect(domains).toEqual([
+      { recipient: 'j.doe@googlemail.com', domain: 'gmail.com' },
+      { recipient: 'owner@example.org', domain: 'example.org' },
+    ]);
   });
 });
