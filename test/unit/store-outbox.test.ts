@@ -242,6 +242,9 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
       await sql`drop index deliveries_due_by_channel`.execute(older.db);
       await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
+      await sql`drop index claim_code_sends_domain`.execute(older.db);
+      await sql`drop index claim_code_sends_sent`.execute(older.db);
+      await sql`alter table claim_code_sends drop column domain`.execute(older.db);
       await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await older.db.destroy();
 
