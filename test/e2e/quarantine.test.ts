@@ -4,10 +4,12 @@
 import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NEUTRAL_SIGNALS } from '../../src/spam/types.js';
 import { judge } from '../../src/spam/verdict.js';
-import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { referenceOf, reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
@@ -79,7 +81,9 @@ describe.each(BACKENDS)('the quarantine on $name', ({ fresh }) => {
     cleanups.push(() => smtp.stop());
     const receiver: TestWebhookReceiver = await startWebhookReceiver();
     cleanups.push(() => receiver.close());
+    const { port, base } = await reserveBaseUrl();
     const env = {
+      PUBLIC_URL: base,
       DATABASE_URL: database.url,
       SMTP_URL: smtp.url,
       INQUIRY_TO,
@@ -87,7 +91,7 @@ describe.each(BACKENDS)('the quarantine on $name', ({ fresh }) => {
       WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
       SPAM_FILTER: spamFilter,
     };
-    const testApp = await startTestApp({ env, listen: true });
+    const testApp = await startTestApp({ env, listen: true, port });
     cleanups.push(() => testApp.close());
     const mailedTo = (reference: string) => smtp.received.filter((mail) => mail.parsed.subject?.endsWith(reference)).length;
     const hooked = (reference: string) => receiver.received.filter((hook) => hook.body.includes(reference)).length;
@@ -139,6 +143,29 @@ describe.each(BACKENDS)('the quarantine on $name', ({ fresh }) => {
     const [hook] = receiver.received.filter((received) => received.body.includes(spam.reference));
     const stored = await testApp.services.store.inquiries.findByReference(spam.reference);
     expect(JSON.parse(hook?.body ?? '{}').data.receivedAt).toBe(stored?.receivedAt.toISOString());
+  });
+
+  it('answers a spam inquiry over MCP exactly as an inbox one, delivers only the inbox one, and counts both by verdict', async () => {
+    const { testApp, smtp, mailedTo, hooked } = await setUp('on');
+    const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${testApp.baseUrl}/mcp`)));
+    const submit = async (inquiry: Record<string, unknown>) => {
+      const result = await client.callTool({ name: 'submit_inquiry', arguments: inquiry });
+      const reference = String((result.structuredContent as { reference?: unknown } | undefined)?.reference);
+      return { reference, shape: JSON.parse(JSON.stringify(result).replaceAll(reference, 'INQ-XXXXXX')) };
+    };
+    const inbox = await submit(validInquiry());
+    const spam = await submit(SEO_PITCH);
+    await client.close();
+    expect(spam.shape).toEqual(inbox.shape);
+    expect(inbox.shape.isError).toBeFalsy();
+    await smtp.waitFor(1);
+    await sleep(500);
+    expect([mailedTo(inbox.reference), mailedTo(spam.reference), hooked(spam.reference)]).toEqual([1, 0, 0]);
+    const metrics = await testApp.services.metrics.registry.metrics();
+    expect(metrics).toContain('studio_inquiry_inquiries_by_verdict_total{verdict="inbox"} 1');
+    expect(metrics).toContain('studio_inquiry_inquiries_by_verdict_total{verdict="spam"} 1');
+    expect(metrics).toContain('studio_inquiry_quarantines_by_reason_total{reason="too_many_links"} 1');
   });
 
   it('delivers the same inquiry as any other with SPAM_FILTER=off', async () => {
