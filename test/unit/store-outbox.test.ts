@@ -242,6 +242,11 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
       await sql`drop index deliveries_due_by_channel`.execute(older.db);
       await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
+      await sql`drop index claim_code_sends_domain`.execute(older.db);
+      await sql`drop index claim_code_sends_sent`.execute(older.db);
+      await sql`alter table claim_code_sends drop column domain`.execute(older.db);
+      for (const column of ['verdict', 'spam_score', 'spam_reasons'])
+        await sql`alter table inquiries drop column ${sql.ref(column)}`.execute(older.db);
       await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await older.db.destroy();
 
