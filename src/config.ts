@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
+import { DEFAULT_SPAM_THRESHOLD } from './spam/weights.js';
 
 export type DatabaseConfig = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
 
@@ -34,6 +35,8 @@ export interface Config {
   readonly deliveryLeaseMs: number;
   /** SERVICE_MAIL_LIMIT: claim codes the service mails in any hour, to anyone (never inquiries). */
   readonly serviceMailLimit: number;
+  /** SPAM_FILTER and SPAM_THRESHOLD: inquiries scoring the threshold or more are quarantined; null = filter off. */
+  readonly spamFilter: { readonly threshold: number } | null;
   /** Settings that are valid but do less than they may seem to: logged as warnings at start-up. */
   readonly warnings: readonly string[];
 }
@@ -123,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: redisUrl === undefined ? null : parseServerUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
     deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
     serviceMailLimit: parseServiceMailLimit(read('SERVICE_MAIL_LIMIT') ?? String(DEFAULT_SERVICE_MAIL_PER_HOUR)),
+    spamFilter: parseSpamFilter(read('SPAM_FILTER') ?? 'on', read('SPAM_THRESHOLD') ?? String(DEFAULT_SPAM_THRESHOLD)),
     warnings: Object.freeze(
       [
         smtpUrl === undefined &&
@@ -361,6 +365,18 @@ function parseDeliveryLeaseSeconds(value: string): number {
     );
   }
   return seconds;
+}
+
+/** Bounds of SPAM_THRESHOLD: above 0 (at 0 every inquiry would be spam), at most the largest score worth setting. */
+const SPAM_THRESHOLD_MAX = 100;
+
+function parseSpamFilter(filter: string, threshold: string): { readonly threshold: number } | null {
+  if (filter !== 'on' && filter !== 'off') throw new ConfigError('SPAM_FILTER', `"${filter}" is neither on nor off`);
+  const score = Number(threshold);
+  if (!/^\d+(\.\d+)?$/.test(threshold) || score <= 0 || score > SPAM_THRESHOLD_MAX) {
+    throw new ConfigError('SPAM_THRESHOLD', `"${threshold}" is not a score above 0 and at most ${SPAM_THRESHOLD_MAX} (such as 4 or 5.5)`);
+  }
+  return filter === 'on' ? Object.freeze({ threshold: score }) : null;
 }
 
 function parseServiceMailLimit(value: string): number {

@@ -1,11 +1,11 @@
-// Prometheus metrics (prom-client): requests by route and status, inquiries accepted, deliveries by
-// channel and state (read from the outbox at scrape time, so every instance reports the shared
-// truth), delivery latency, and the process's own metrics.
+// Prometheus metrics (prom-client): requests by route and status, inquiries accepted and by verdict,
+// quarantines by reason, deliveries by channel and state (read from the outbox at scrape time, so every
+// instance reports the shared truth), delivery latency, and the process's own metrics.
 
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { withTimeout } from './deadline.js';
-import type { DeliveryStatus, Outbox } from './storage/ports.js';
+import type { DeliveryStatus, InquiryJudgement, Outbox } from './storage/ports.js';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -37,6 +37,23 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>, {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const verdicts = new Counter({
+    name: 'studio_inquiry_inquiries_by_verdict_total',
+    help: 'New inquiries stored, by verdict (inbox, spam; docs/spam.md).',
+    labelNames: ['verdict'],
+    registers: [registry],
+  });
+  const quarantines = new Counter({
+    name: 'studio_inquiry_quarantines_by_reason_total',
+    help: 'Inquiries quarantined, by each reason code that counted toward it (one inquiry counts under each of its codes).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  /** Counts a new inquiry's verdict and, for spam, each of its reason codes once. */
+  const judged = ({ verdict, reasons }: InquiryJudgement): void => {
+    verdicts.inc({ verdict });
+    if (verdict === 'spam') for (const reason of new Set(reasons.map(({ code }) => code))) quarantines.inc({ reason });
+  };
   type Counts = Awaited<ReturnType<typeof outbox.countByChannelAndStatus>>;
   /** One read of the outbox per scrape, shared by the two gauges below (collected at once); null when it failed. */
   let reading: Promise<Counts | null> | undefined;
@@ -85,5 +102,5 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>, {
     buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600, 24 * 3600],
     registers: [registry],
   });
-  return { registry, requests, inquiries, deliveryLatency };
+  return { registry, requests, inquiries, judged, deliveryLatency };
 }

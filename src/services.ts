@@ -141,6 +141,8 @@ export async function createServices(
     channels: channels.map((channel) => channel.name),
     onEnqueued: () => worker.enqueued(),
     onAccepted: (outcome) => metrics.inquiries.inc({ outcome }),
+    spamFilter: config.spamFilter,
+    onJudged: (judgement) => metrics.judged(judgement),
     ...(options.now && { now: options.now }),
   });
   const purge = () => {

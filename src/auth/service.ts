@@ -42,6 +42,8 @@ type ClientFields = Pick<AgentClient, 'clientName' | 'clientUri' | 'registration
 export interface AuthenticatedClient {
   readonly clientId: string;
   readonly scope: string;
+  /** Its registration was claimed: a verified email (at registration or by a claim) or ID-JAG. */
+  readonly claimed: boolean;
 }
 
 export interface AgentAuthDeps {
@@ -334,7 +336,8 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
     if (await store.isTokenRevoked(payload.jti)) return null;
     const client = await store.findClient(payload.client_id);
     if (client?.status !== 'active') return null;
-    return { clientId: client.clientId, scope };
+    const claimed = client.registrationType === 'id-jag' || client.email !== null;
+    return { clientId: client.clientId, scope, claimed };
   }
 
   return { register, claim, token, revoke, authenticate };

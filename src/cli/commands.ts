@@ -4,13 +4,14 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { Config } from '../config.js';
 import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
-import type { DeliveryRecord, InquiryRecord, Store } from '../storage/ports.js';
+import type { DeliveryRecord, InquiryJudgement, InquiryRecord, Store } from '../storage/ports.js';
 import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-export type Work = (store: Store) => Promise<number>;
+export type Work = (store: Store, config: Config) => Promise<number>;
 
 /** Wrong arguments: the message is printed with a pointer to the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -58,32 +59,59 @@ function onlyReference(positionals: readonly string[], required: boolean): strin
   return normalised;
 }
 
-/** An inquiry with its deliveries: the shape of `list --json` and `export --format json`. */
-const withDeliveries = (inquiry: InquiryRecord, deliveries: readonly DeliveryRecord[]) => ({
-  ...inquiry,
-  deliveries: deliveries.filter((delivery) => delivery.reference === inquiry.reference),
-});
+const INBOX: InquiryJudgement = { verdict: 'inbox', score: 0, reasons: [] };
+
+/** An inquiry with its verdict and deliveries: the shape of `list --json` and `export --format json`. */
+const withDeliveries = (
+  inquiry: InquiryRecord,
+  deliveries: readonly DeliveryRecord[],
+  judgements: ReadonlyMap<string, InquiryJudgement>,
+) => {
+  const { verdict, score, reasons } = judgements.get(inquiry.reference) ?? INBOX;
+  return {
+    ...inquiry,
+    verdict,
+    spamScore: score,
+    reasons,
+    deliveries: deliveries.filter((delivery) => delivery.reference === inquiry.reference),
+  };
+};
+
+/** The reason codes of a judgement, comma-separated ("-" for none). */
+export const reasonCodes = ({ reasons }: Pick<InquiryJudgement, 'reasons'>): string =>
+  reasons.length === 0 ? '-' : reasons.map(({ code }) => code).join(', ');
 
 export function list(values: Values, positionals: readonly string[]): Work {
   if (positionals.length > 0) throw new UsageError(`list takes no reference (use show ${positionals[0]})`);
   const limit = parseLimit(values.limit);
   const since = parseSince(values.since);
+  // The inbox, or with --spam the quarantine (docs/spam.md).
+  const verdict = values.spam ? 'spam' : 'inbox';
   return async (store) => {
-    const inquiries = await store.inquiries.list({ limit, ...(since && { since }) });
-    const deliveries = await store.outbox.forReferences(inquiries.map((inquiry) => inquiry.reference));
+    const inquiries = await store.inquiries.list({ limit, verdict, ...(since && { since }) });
+    const references = inquiries.map((inquiry) => inquiry.reference);
+    const [deliveries, judgements] = await Promise.all([store.outbox.forReferences(references), store.inquiries.judgements(references)]);
     if (values.json) {
       out(
         `${JSON.stringify(
-          inquiries.map((inquiry) => withDeliveries(inquiry, deliveries)),
+          inquiries.map((inquiry) => withDeliveries(inquiry, deliveries, judgements)),
           null,
           2,
         )}\n`,
       );
     } else if (inquiries.length === 0) {
-      out('No inquiries.\n');
+      out(verdict === 'spam' ? 'No quarantined inquiries.\n' : 'No inquiries.\n');
+    } else if (verdict === 'spam') {
+      const rows = inquiries.map((inquiry) => {
+        const judgement = judgements.get(inquiry.reference) ?? INBOX;
+        const name = `${inquiry.firstName} ${inquiry.lastName}`;
+        return [inquiry.reference, iso(inquiry.receivedAt), name, inquiry.email, String(judgement.score), reasonCodes(judgement)];
+      });
+      out(table(['REFERENCE', 'RECEIVED', 'NAME', 'EMAIL', 'SCORE', 'REASONS'], rows));
+      out(`Release one to the inbox (and its deliveries) with: studio-inquiry release <reference>\n`);
     } else {
       const rows = inquiries.map((inquiry) => {
-        const own = withDeliveries(inquiry, deliveries).deliveries;
+        const own = withDeliveries(inquiry, deliveries, judgements).deliveries;
         return [
           inquiry.reference,
           iso(inquiry.receivedAt),
@@ -106,6 +134,7 @@ export function show(values: Values, positionals: readonly string[]): Work {
   return async (store) => {
     const inquiry = await store.inquiries.findByReference(reference);
     if (!inquiry) return fail(`no inquiry ${reference}`);
+    const { verdict, score, reasons } = (await store.inquiries.judgements([reference])).get(reference) ?? INBOX;
     const deliveries = await Promise.all(
       (await store.outbox.forReference(reference)).map(async (delivery) => ({
         ...delivery,
@@ -113,7 +142,7 @@ export function show(values: Values, positionals: readonly string[]): Work {
       })),
     );
     if (values.json) {
-      out(`${JSON.stringify({ ...inquiry, deliveries }, null, 2)}\n`);
+      out(`${JSON.stringify({ ...inquiry, verdict, spamScore: score, reasons, deliveries }, null, 2)}\n`);
       return 0;
     }
     const field = (label: string, value: string | null) => `${label.padEnd(10)}${printableLine(value ?? '-')}\n`;
@@ -126,6 +155,8 @@ export function show(values: Values, positionals: readonly string[]): Work {
         field('Email', inquiry.email) +
         field('Company', inquiry.company) +
         field('Client ID', inquiry.clientId) +
+        field('Verdict', `${verdict} (score ${score})`) +
+        reasons.map(({ code, detail }) => `  ${printableLine(`${code}: ${detail}`)}\n`).join('') +
         `Message\n${printable(inquiry.message).replace(/^/gm, '  ')}\n\nDeliveries\n`,
     );
     if (deliveries.length === 0) out('  none (no delivery channel was configured when it arrived)\n');
@@ -143,6 +174,8 @@ export function show(values: Values, positionals: readonly string[]): Work {
 }
 
 const CSV_HEADER = ['reference', 'receivedAt', 'firstName', 'lastName', 'email', 'company', 'message', 'clientId', 'deliveries'];
+/** With --with-verdict, after the others: a reader of the plain CSV finds its columns where they were. */
+const CSV_VERDICT_HEADER = ['verdict', 'reasons'];
 
 export function exportInquiries(values: Values, positionals: readonly string[]): Work {
   if (positionals.length > 0) throw new UsageError(`export takes no reference (got ${positionals[0]})`);
@@ -150,12 +183,16 @@ export function exportInquiries(values: Values, positionals: readonly string[]):
   if (format !== 'csv' && format !== 'json') throw new UsageError('export needs --format csv or --format json');
   const since = parseSince(values.since);
   const output = typeof values.output === 'string' ? values.output : undefined;
+  const withVerdict = values['with-verdict'] === true;
+  if (withVerdict && format !== 'csv') throw new UsageError('--with-verdict is for --format csv (JSON always carries the verdict)');
+  const csvRow = (entry: ReturnType<typeof withDeliveries>) =>
+    csvRecord(withVerdict ? [...csvValues(entry), entry.verdict, JSON.stringify(entry.reasons)] : csvValues(entry));
   return async (store) => {
     let count = 0;
     async function* chunks() {
-      yield format === 'csv' ? csvRecord(CSV_HEADER) : '[';
+      yield format === 'csv' ? csvRecord(withVerdict ? [...CSV_HEADER, ...CSV_VERDICT_HEADER] : CSV_HEADER) : '[';
       for await (const entry of allInquiries(store, since)) {
-        yield format === 'csv' ? csvRecord(csvValues(entry)) : `${count === 0 ? '' : ','}\n${JSON.stringify(entry)}`;
+        yield format === 'csv' ? csvRow(entry) : `${count === 0 ? '' : ','}\n${JSON.stringify(entry)}`;
         count++;
       }
       if (format === 'json') yield '\n]\n';
@@ -181,8 +218,9 @@ async function* allInquiries(store: Store, since: Date | undefined) {
   let after: InquiryRecord | undefined;
   while (true) {
     const page = await store.inquiries.list({ limit: EXPORT_PAGE_SIZE, ...(since && { since }), ...(after && { after }) });
-    const deliveries = await store.outbox.forReferences(page.map((inquiry) => inquiry.reference));
-    for (const inquiry of page) yield withDeliveries(inquiry, deliveries);
+    const references = page.map((inquiry) => inquiry.reference);
+    const [deliveries, judgements] = await Promise.all([store.outbox.forReferences(references), store.inquiries.judgements(references)]);
+    for (const inquiry of page) yield withDeliveries(inquiry, deliveries, judgements);
     after = page.at(-1);
     if (page.length < EXPORT_PAGE_SIZE) return;
   }

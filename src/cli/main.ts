@@ -7,17 +7,22 @@ import type { Store } from '../storage/ports.js';
 import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
 import { systemErrorText } from './format.js';
 import { InboxError, openInbox } from './inbox.js';
+import { configuredChannels, moveInquiry, verdictReference } from './verdicts.js';
 
 const USAGE = `Usage: studio-inquiry <command> [options]
 
 Commands:
-  list [--limit N] [--since <ISO date>] [--json]
+  list [--spam] [--limit N] [--since <ISO date>] [--json]
       The newest inquiries (50 unless --limit, at most ${LIST_LIMIT_MAX}) with each channel's
-      delivery state, attempts and last error.
+      delivery state, attempts and last error; with --spam the quarantine, with the reasons.
   show <reference> [--json]
-      One inquiry in full with its deliveries and every delivery attempt.
-  export --format csv|json [--since <ISO date>] [--output <file>]
-      Every inquiry, to standard output or a file.
+      One inquiry in full with its verdict, score and reasons, its deliveries and every attempt.
+  export --format csv|json [--with-verdict] [--since <ISO date>] [--output <file>]
+      Every inquiry, to standard output or a file (CSV with --with-verdict: verdict and reasons too).
+  release <reference>
+      Move a quarantined inquiry to the inbox and queue its deliveries; the running server sends them.
+  spam <reference>
+      Move an inbox inquiry to the quarantine (deliveries already made stay made).
   requeue <reference> | requeue --all
       Put failed and dead deliveries back in the queue; the running server sends them.
   help
@@ -37,11 +42,22 @@ const json: Options = { json: { type: 'boolean' } };
 const since: Options = { since: { type: 'string' } };
 
 const COMMANDS: Record<string, { options: Options; prepare: (values: Values, positionals: string[]) => Work }> = {
-  list: { options: { ...help, ...json, ...since, limit: { type: 'string' } }, prepare: list },
+  list: { options: { ...help, ...json, ...since, limit: { type: 'string' }, spam: { type: 'boolean' } }, prepare: list },
   show: { options: { ...help, ...json }, prepare: show },
-  export: { options: { ...help, ...since, format: { type: 'string' }, output: { type: 'string', short: 'o' } }, prepare: exportInquiries },
+  export: {
+    options: { ...help, ...since, format: { type: 'string' }, output: { type: 'string', short: 'o' }, 'with-verdict': { type: 'boolean' } },
+    prepare: exportInquiries,
+  },
   requeue: { options: { ...help, all: { type: 'boolean' } }, prepare: requeue },
+  release: { options: help, prepare: (_values, positionals) => toVerdict('inbox', positionals) },
+  spam: { options: help, prepare: (_values, positionals) => toVerdict('spam', positionals) },
 };
+
+function toVerdict(verdict: 'inbox' | 'spam', positionals: readonly string[]): Work {
+  const reference = verdictReference(positionals);
+  if (typeof reference !== 'string') throw new UsageError(reference.problem);
+  return (store, config) => moveInquiry(store, reference, verdict, configuredChannels(config));
+}
 
 /** Runs one command line (without `node` and the script) and resolves to the exit code. */
 export async function run(args: readonly string[]): Promise<number> {
@@ -72,10 +88,11 @@ export async function run(args: readonly string[]): Promise<number> {
     throw error;
   }
 
-  const store = await openConfiguredStore();
-  if (typeof store === 'number') return store;
+  const opened = await openConfiguredStore();
+  if (typeof opened === 'number') return opened;
+  const { store, config } = opened;
   try {
-    return await work(store);
+    return await work(store, config);
   } catch (error) {
     // A database error mid-command (locked past busy_timeout, disk full): a line, not a stack trace.
     process.stderr.write(`studio-inquiry: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -91,7 +108,7 @@ function usageError(message: string): number {
 }
 
 /** The store, or exit code 1 after one line on stderr saying which setting is wrong. */
-async function openConfiguredStore(): Promise<Store | number> {
+async function openConfiguredStore(): Promise<{ store: Store; config: Config } | number> {
   let config: Config;
   try {
     config = loadConfig();
@@ -101,7 +118,7 @@ async function openConfiguredStore(): Promise<Store | number> {
     return 1;
   }
   try {
-    return await openInbox(config.database);
+    return { store: await openInbox(config.database), config };
   } catch (error) {
     if (!(error instanceof InboxError)) throw error;
     process.stderr.write(`studio-inquiry: DATABASE_URL: ${error.message}\n`);

@@ -19,13 +19,14 @@ export async function bearerClient(
   authorization: string | undefined,
   reply: FastifyReply,
   { auth, resourceMetadataUrl, audience }: BearerOptions,
-): Promise<{ clientId: string | null; tokenRejected: boolean }> {
+): Promise<{ clientId: string | null; trustedAgent: boolean; tokenRejected: boolean }> {
   // Other schemes (Basic, …) are not ours to judge: ignored, like no header at all.
-  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return { clientId: null, tokenRejected: false };
+  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization))
+    return { clientId: null, trustedAgent: false, tokenRejected: false };
   const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
   const client = token === undefined ? null : await auth.authenticate(token, audience);
   if (client === null) {
     reply.header('www-authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl}"`);
   }
-  return { clientId: client?.clientId ?? null, tokenRejected: client === null };
+  return { clientId: client?.clientId ?? null, trustedAgent: client?.claimed ?? false, tokenRejected: client === null };
 }

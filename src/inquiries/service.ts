@@ -3,8 +3,9 @@
 // and MCP, call this one function.
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
+import { judge } from '../spam/verdict.js';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { IdempotencyEntry, InquiryRecord, Store, Tx } from '../storage/ports.js';
+import type { IdempotencyEntry, InquiryJudgement, InquiryRecord, Store, Tx } from '../storage/ports.js';
 import { ajv, type FieldError, toFieldErrors } from '../validation/ajv.js';
 import { newReference } from './reference.js';
 import { type InquiryInput, inquirySchema } from './schema.js';
@@ -22,6 +23,8 @@ export interface SubmitOptions {
   readonly idempotencyKey?: string | undefined;
   /** The registered agent the inquiry came from (a verified bearer token), or null. */
   readonly clientId?: string | null;
+  /** That agent's registration was claimed (verified email or ID-JAG): the content rules do not count. */
+  readonly trustedAgent?: boolean;
 }
 
 export interface SubmitResult {
@@ -50,7 +53,17 @@ export interface InquiryServiceDeps {
   readonly onAccepted?: (outcome: AcceptedAs) => void;
   /** Draws a random inquiry reference (newReference; a test may make them collide). */
   readonly drawReference?: () => string;
+  /** SPAM_FILTER: new inquiries are judged with this threshold (docs/spam.md); null or left out = all inbox. */
+  readonly spamFilter?: { readonly threshold: number } | null;
+  /** Called for every new inquiry committed, with its judgement (metrics). */
+  readonly onJudged?: (judgement: InquiryJudgement) => void;
 }
+
+/** A new inquiry with the filter off: the inbox, as stored. */
+const UNFILTERED: InquiryJudgement = Object.freeze({ verdict: 'inbox', score: 0, reasons: [] });
+
+/** What a batch answers a submission: the result, with the judgement of the inquiry it created. */
+type Decided = SubmitResult & { readonly judgement: InquiryJudgement | null };
 
 /** A validated inquiry on its way into the group-committed write. */
 interface Submission {
@@ -59,6 +72,7 @@ interface Submission {
   readonly requestHash: string;
   readonly fingerprint: string;
   readonly clientId: string | null;
+  readonly trustedAgent: boolean;
 }
 
 export type InquiryService = ReturnType<typeof createInquiryService>;
@@ -70,11 +84,13 @@ export function createInquiryService({
   onEnqueued,
   onAccepted,
   drawReference = newReference,
+  spamFilter = null,
+  onJudged,
 }: InquiryServiceDeps) {
   // Another instance (or lane) deciding about the same inquiry or key waits until this batch
   // commits, and then sees it: folding and idempotency hold across instances, not only within this
   // one. So batches may overlap.
-  const committer = new GroupCommitter<Submission, SubmitResult>(store, (tx, batch) => writeBatch(tx, batch), {
+  const committer = new GroupCommitter<Submission, Decided>(store, (tx, batch) => writeBatch(tx, batch), {
     concurrency: store.parallelWrites,
     lockNamesOf: decidedNames,
   });
@@ -88,15 +104,19 @@ export function createInquiryService({
       requestHash: key === undefined ? '' : hashJson(input),
       fingerprint: fingerprintOf(input),
       clientId: options.clientId ?? null,
+      trustedAgent: options.trustedAgent ?? false,
     };
-    let result: SubmitResult;
+    let decided: Decided;
     try {
-      result = await committer.run(submission);
+      decided = await committer.run(submission);
     } catch (error) {
       if (error instanceof IdempotencyConflictError) throw error;
       throw new InquiryNotStoredError(error);
     }
-    if (!result.replayed && result.outcome === 'created' && channels.length > 0) onEnqueued?.();
+    const { judgement, ...result } = decided;
+    const isNew = !result.replayed && result.outcome === 'created';
+    if (isNew) onJudged?.(judgement ?? UNFILTERED);
+    if (isNew && judgement?.verdict !== 'spam' && channels.length > 0) onEnqueued?.();
     onAccepted?.(result.replayed ? 'replayed' : result.outcome);
     return result;
   }
@@ -106,7 +126,7 @@ export function createInquiryService({
    * more than its rows: look up keys, recent fingerprints and free references; decide each submission in
    * arrival order (seeing the batch's earlier ones); then insert inquiries, deliveries and keys.
    */
-  async function writeBatch(tx: Tx, batch: readonly Submission[]): Promise<(SubmitResult | Error)[]> {
+  async function writeBatch(tx: Tx, batch: readonly Submission[]): Promise<(Decided | Error)[]> {
     const receivedAt = now();
     const keys = batch.flatMap((submission) => (submission.key === undefined ? [] : [submission.key]));
     const fingerprints = [...new Set(batch.map((submission) => submission.fingerprint))];
@@ -127,7 +147,7 @@ export function createInquiryService({
     const nextReference = () => free.shift() ?? uniqueReference(candidates, drawReference);
 
     // Each decision points at a slot: the reference it answers with.
-    type Slot = { reference: string };
+    type Slot = { reference: string; judgement?: InquiryJudgement };
     type Decision = { slot: Slot; outcome: SubmitResult['outcome']; replayed: boolean };
     const decisions: (Decision | Error)[] = [];
     const claimedKeys = new Map<string, { requestHash: string; slot: Slot; outcome: SubmitResult['outcome'] }>();
@@ -152,10 +172,11 @@ export function createInquiryService({
       let slot = byFingerprint.get(submission.fingerprint);
       const outcome = slot ? 'duplicate' : 'created';
       if (!slot) {
-        slot = { reference: nextReference() };
+        slot = { reference: nextReference(), judgement: judgementOf(submission) };
         byFingerprint.set(submission.fingerprint, slot);
         created.push({ slot, submission });
       }
+      // A duplicate keeps the verdict of the inquiry it folds into: only a new one is judged.
       decisions.push({ slot, outcome, replayed: false });
       if (submission.key !== undefined) claimedKeys.set(submission.key, { requestHash: submission.requestHash, slot, outcome });
     }
@@ -165,6 +186,7 @@ export function createInquiryService({
         inquiries: created.map(({ slot, submission }) => ({
           inquiry: toRecord(slot.reference, submission, receivedAt),
           fingerprint: submission.fingerprint,
+          ...(slot.judgement && { judgement: slot.judgement }),
         })),
         channels,
         keys: [...claimedKeys].map(([key, { requestHash, slot, outcome }]) => ({
@@ -185,8 +207,25 @@ export function createInquiryService({
     return decisions.map((decision) =>
       decision instanceof Error
         ? decision
-        : { reference: decision.slot.reference, receivedAt, outcome: decision.outcome, replayed: decision.replayed },
+        : {
+            reference: decision.slot.reference,
+            receivedAt,
+            outcome: decision.outcome,
+            replayed: decision.replayed,
+            judgement: decision.outcome === 'created' && !decision.replayed ? (decision.slot.judgement ?? null) : null,
+          },
     );
+  }
+
+  /**
+   * The spam rules' judgement (docs/spam.md), or none with the filter off. The page's proof of work
+   * and honeypot and the repeated-message count are not wired yet: neutral signals.
+   */
+  function judgementOf({ inquiry, trustedAgent }: Submission): InquiryJudgement | undefined {
+    if (spamFilter === null) return undefined;
+    const company = inquiry.company?.trim() ? inquiry.company : null;
+    const signals = { proof: 'missing', honeypot: false, trustedAgent, repeatedFromOtherAddresses: 0 } as const;
+    return judge({ ...inquiry, company }, signals, { threshold: spamFilter.threshold });
   }
 
   /** Every bad field of `input` as {pointer, detail}; empty when it is a valid inquiry. */

@@ -13,6 +13,8 @@ export interface McpContext {
   /** The caller's address (rate limit) and, with a valid bearer token, its client id. */
   readonly clientAddress: string;
   readonly clientId: string | null;
+  /** That agent's registration was claimed: its inquiries are not quarantined on content (docs/spam.md). */
+  readonly trustedAgent?: boolean;
   /**
    * A bearer token came and was not accepted (bad, expired, revoked, another audience): the call
    * goes on without it, as on HTTP, and submit_inquiry says so in its result, since MCP clients act

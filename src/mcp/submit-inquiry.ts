@@ -29,7 +29,13 @@ export async function submitInquiry(context: McpContext, args: Record<string, un
       context.limiter,
       context.clientAddress,
       () => context.inquiries.answerRetry(fields, idempotencyKey),
-      async (retry) => retry ?? (await context.inquiries.submit(fields, { idempotencyKey, clientId: context.clientId })),
+      async (retry) =>
+        retry ??
+        (await context.inquiries.submit(fields, {
+          idempotencyKey,
+          clientId: context.clientId,
+          trustedAgent: context.trustedAgent ?? false,
+        })),
     );
     if (admission.refused) {
       const { rule, refused } = admission;

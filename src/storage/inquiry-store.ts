@@ -4,7 +4,7 @@ import type { Executor } from './executor.js';
 import { intakeFactsOnPostgres } from './intake-store.js';
 import type { Dialect, InquiryStore } from './ports.js';
 import * as onPostgres from './postgres-batch.js';
-import { inquiryRow, toInquiry } from './rows.js';
+import { inquiryDeliveries, inquiryRow, toInquiry, toJudgement } from './rows.js';
 import type { Database } from './schema.js';
 
 export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: Dialect): InquiryStore {
@@ -26,6 +26,15 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
       return row && toInquiry(row);
+    },
+    async judgements(references) {
+      if (references.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('inquiries')
+        .select(['reference', 'verdict', 'spam_score', 'spam_reasons'])
+        .where('reference', 'in', references)
+        .execute();
+      return new Map(rows.map((row) => [row.reference, toJudgement(row)]));
     },
     async takenReferences(references, tx) {
       if (references.length === 0) return new Set();
@@ -56,8 +65,9 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
       for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins, of equal times the first reference
       return found;
     },
-    async list({ limit, since, after }) {
+    async list({ limit, since, after, verdict }) {
       let query = db.selectFrom('inquiries').selectAll();
+      if (verdict) query = query.where('verdict', '=', verdict);
       if (since) query = query.where('received_at', '>=', since.getTime());
       if (after) {
         const at = after.receivedAt.getTime();
@@ -68,6 +78,24 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
       }
       const rows = await query.orderBy('received_at', 'desc').orderBy('reference').limit(limit).execute();
       return rows.map(toInquiry);
+    },
+    async setVerdict(reference, verdict, channels, now) {
+      return db.transaction().execute(async (trx) => {
+        const moved = await trx
+          .updateTable('inquiries')
+          .set({ verdict })
+          .where('reference', '=', reference)
+          .where('verdict', '<>', verdict)
+          .executeTakeFirst();
+        if (Number(moved.numUpdatedRows) === 0) return false;
+        if (verdict === 'spam') return true;
+        // A channel that has a delivery of it already (sent before it was moved to spam) is not sent twice.
+        const had = await trx.selectFrom('deliveries').select('channel').where('reference', '=', reference).execute();
+        const missing = channels.filter((channel) => !had.some((row) => row.channel === channel));
+        const deliveries = inquiryDeliveries([reference], missing, now);
+        if (deliveries.length > 0) await trx.insertInto('deliveries').values(deliveries).execute();
+        return true;
+      });
     },
   };
 }

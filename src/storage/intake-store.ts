@@ -3,7 +3,7 @@
 import type { Executor } from './executor.js';
 import type { Dialect, IdempotencyStore, InquiryStore, IntakeFacts, IntakeQuery, IntakeStore, Outbox, Tx } from './ports.js';
 import * as onPostgres from './postgres-batch.js';
-import { idempotencyKeyRow, inquiryDeliveries, inquiryRow, toIdempotencyEntry } from './rows.js';
+import { idempotencyKeyRow, inboxReferences, inquiryDeliveries, inquiryRow, toIdempotencyEntry } from './rows.js';
 
 /**
  * An intake's facts in the one statement of lookupIntake: on PostgreSQL the per-table reads go
@@ -40,7 +40,8 @@ export function createIntakeStore(
       return { keys, recent, taken };
     },
     async write({ inquiries: items, channels, keys, now }, tx) {
-      const references = items.map(({ inquiry }) => inquiry.reference);
+      // A spam inquiry is stored but not delivered (docs/spam.md).
+      const references = inboxReferences(items);
       if (!postgres) {
         const [inserted] = await Promise.all([
           inquiries.insertMany(items, tx),

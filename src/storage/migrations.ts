@@ -262,6 +262,24 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('claim_code_sends_sent').on('claim_code_sends').column('sent_at').execute();
     },
   },
+  '013_inquiry_verdicts': {
+    // The spam verdict stored with each inquiry (docs/spam.md): rows older than the filter are inbox.
+    // Reasons are a JSON array of {code, detail}.
+    async up(db) {
+      await db.schema
+        .alterTable('inquiries')
+        .addColumn('verdict', 'text', (c) => c.notNull().defaultTo('inbox'))
+        .execute();
+      await db.schema
+        .alterTable('inquiries')
+        .addColumn('spam_score', 'double precision', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('inquiries')
+        .addColumn('spam_reasons', 'text', (c) => c.notNull().defaultTo('[]'))
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

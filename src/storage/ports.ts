@@ -11,6 +11,8 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';
 export type ClaimStatus = 'open' | 'initiated' | 'claimed' | 'ended';
 export type ClientStatus = 'active' | 'pending' | 'revoked';
 export type RegistrationType = 'anonymous' | 'verified_email' | 'id-jag';
+/** Where an inquiry went: the inbox (delivered) or the quarantine (stored, not delivered; docs/spam.md). */
+export type InquiryVerdict = 'inbox' | 'spam';
 
 // Inquiries, idempotency keys and intake batches.
 
@@ -25,8 +27,17 @@ export interface InquiryRecord {
   readonly receivedAt: Date;
 }
 
+/** The spam rules' judgement of an inquiry, stored with it (docs/spam.md). */
+export interface InquiryJudgement {
+  readonly verdict: InquiryVerdict;
+  readonly score: number;
+  readonly reasons: readonly { readonly code: string; readonly detail: string }[];
+}
+
 export interface NewInquiry {
   readonly inquiry: InquiryRecord;
+  /** Inbox, with no score or reasons, when not given (the spam filter off). */
+  readonly judgement?: InquiryJudgement;
   /** SHA-256 of the normalised email and message: finds a repeated submission. */
   readonly fingerprint: string;
 }
@@ -35,6 +46,8 @@ export interface InquiryStore {
   /** Inserts those whose reference is free; returns the references inserted. */
   insertMany(inquiries: readonly NewInquiry[], tx?: Tx): Promise<Set<string>>;
   findByReference(reference: string, tx?: Tx): Promise<InquiryRecord | undefined>;
+  /** The stored judgements of those of `references` that exist. */
+  judgements(references: readonly string[]): Promise<Map<string, InquiryJudgement>>;
   /** Those of `references` that an inquiry has already. */
   takenReferences(references: readonly string[], tx?: Tx): Promise<Set<string>>;
   /**
@@ -46,7 +59,18 @@ export interface InquiryStore {
    * Newest first (of equal times, by reference); with `after`, those that come after that inquiry in
    * this order: the next page of a listing, however many there are.
    */
-  list(options: { limit: number; since?: Date; after?: Pick<InquiryRecord, 'receivedAt' | 'reference'> }): Promise<InquiryRecord[]>;
+  list(options: {
+    limit: number;
+    since?: Date;
+    after?: Pick<InquiryRecord, 'receivedAt' | 'reference'>;
+    /** Only the inquiries with this verdict; all when left out. */
+    verdict?: InquiryVerdict;
+  }): Promise<InquiryRecord[]>;
+  /**
+   * Sets the verdict of an inquiry; on a move to the inbox, queues in the same transaction a delivery
+   * due at `now` per channel it has none on. False, and nothing written, where it has that verdict already or none exists.
+   */
+  setVerdict(reference: string, verdict: InquiryVerdict, channels: readonly string[], now: Date): Promise<boolean>;
   /** How many inquiries were received after `since` (by any instance), counting no further than `limit`. */
   countReceivedSince(since: Date, limit: number): Promise<number>;
 }
@@ -88,7 +112,7 @@ export interface IntakeFacts {
 /** What a batch of submissions writes (IntakeStore.write). */
 export interface IntakeWrites {
   readonly inquiries: readonly NewInquiry[];
-  /** One pending delivery per new inquiry and channel. */
+  /** One pending delivery per new inquiry in the inbox and channel (none for spam). */
   readonly channels: readonly string[];
   readonly keys: readonly IdempotencyEntry[];
   readonly now: Date;

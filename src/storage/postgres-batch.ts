@@ -17,10 +17,11 @@ type NewDelivery = Pick<DeliveriesTable, 'id' | 'reference' | 'channel' | 'statu
 function inquiriesInsert(rows: readonly InquiriesTable[]): RawBuilder<Pick<InquiriesTable, 'reference'>> {
   const of = <K extends keyof InquiriesTable>(key: K) => column(rows, key);
   return sql`insert into inquiries
-      (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at)
+      (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at, verdict, spam_score, spam_reasons)
     select * from unnest(${of('reference')}::text[], ${of('first_name')}::text[], ${of('last_name')}::text[],
       ${of('email')}::text[], ${of('company')}::text[], ${of('message')}::text[], ${of('client_id')}::text[],
-      ${of('fingerprint')}::text[], ${of('received_at')}::bigint[])
+      ${of('fingerprint')}::text[], ${of('received_at')}::bigint[], ${of('verdict')}::text[], ${of('spam_score')}::float8[],
+      ${of('spam_reasons')}::text[])
     on conflict (reference) do nothing
     returning reference`;
 }

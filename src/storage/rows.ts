@@ -1,9 +1,12 @@
 // Rows as the tables hold them and records as the domain sees them: the conversions between the two.
-import type { DeliveryRecord, IdempotencyEntry, InquiryRecord, NewInquiry } from './ports.js';
+import type { DeliveryRecord, IdempotencyEntry, InquiryJudgement, InquiryRecord, NewInquiry } from './ports.js';
 import type { Database, IdempotencyKeysTable, InquiriesTable } from './schema.js';
 
 type InquiryRow = Database['inquiries'];
 type DeliveryRow = Database['deliveries'];
+
+/** What an inquiry judged by no rule is: the inbox (the filter off, or stored before it). */
+export const UNJUDGED: InquiryJudgement = Object.freeze({ verdict: 'inbox', score: 0, reasons: [] });
 
 export const toInquiry = (row: InquiryRow): InquiryRecord => ({
   reference: row.reference,
@@ -16,7 +19,13 @@ export const toInquiry = (row: InquiryRow): InquiryRecord => ({
   receivedAt: new Date(Number(row.received_at)),
 });
 
-export function inquiryRow({ inquiry, fingerprint }: NewInquiry): InquiriesTable {
+export const toJudgement = (row: Pick<InquiryRow, 'verdict' | 'spam_score' | 'spam_reasons'>): InquiryJudgement => ({
+  verdict: row.verdict,
+  score: Number(row.spam_score),
+  reasons: JSON.parse(row.spam_reasons),
+});
+
+export function inquiryRow({ inquiry, fingerprint, judgement = UNJUDGED }: NewInquiry): InquiriesTable {
   return {
     reference: inquiry.reference,
     first_name: inquiry.firstName,
@@ -27,6 +36,9 @@ export function inquiryRow({ inquiry, fingerprint }: NewInquiry): InquiriesTable
     client_id: inquiry.clientId,
     fingerprint,
     received_at: inquiry.receivedAt.getTime(),
+    verdict: judgement.verdict,
+    spam_score: judgement.score,
+    spam_reasons: JSON.stringify(judgement.reasons),
   };
 }
 
@@ -77,6 +89,10 @@ export function pendingDelivery(of: Pick<DeliveryRow, 'reference' | 'message_id'
     finished_at: null,
   };
 }
+
+/** The references of the new inquiries that go to the inbox: those delivered. */
+export const inboxReferences = (items: readonly NewInquiry[]): string[] =>
+  items.flatMap(({ inquiry, judgement = UNJUDGED }) => (judgement.verdict === 'inbox' ? [inquiry.reference] : []));
 
 /** The pending deliveries of new inquiries: one per inquiry and channel. */
 export function inquiryDeliveries(references: readonly string[], channels: readonly string[], now: Date) {

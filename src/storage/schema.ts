@@ -1,7 +1,7 @@
 // Table shapes as Kysely sees them. Times are milliseconds since the epoch (BIGINT) so that SQLite
 // and PostgreSQL store and compare them alike.
 import type { Generated } from 'kysely';
-import type { ClaimStatus, ClientStatus, DeliveryStatus, RegistrationType } from './ports.js';
+import type { ClaimStatus, ClientStatus, DeliveryStatus, InquiryVerdict, RegistrationType } from './ports.js';
 
 export interface InquiriesTable {
   reference: string;
@@ -14,6 +14,11 @@ export interface InquiriesTable {
   /** SHA-256 of the normalised email and message: finds a repeated submission. */
   fingerprint: string;
   received_at: number;
+  /** inbox or spam (migration 013; inbox for older rows). */
+  verdict: InquiryVerdict;
+  spam_score: number;
+  /** JSON array of {code, detail}: why the rules scored it so. */
+  spam_reasons: string;
 }
 
 export interface IdempotencyKeysTable {

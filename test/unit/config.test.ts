@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { DEFAULT_SPAM_THRESHOLD } from '../../src/spam/weights.js';
 
 describe('TRUST_PROXY', () => {
   it('accepts only what Fastify takes for its trustProxy (else the app failed to build, with a stack trace)', () => {
@@ -134,6 +135,22 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_MAIL_LIMIT: 'lots' })).toThrow(
       new ConfigError('SERVICE_MAIL_LIMIT', '"lots" is not a whole number of codes per hour from 1 to 10000'),
     );
+  });
+
+  it('filters spam by default at the engine threshold; SPAM_FILTER=off turns it off, SPAM_THRESHOLD tunes it', () => {
+    expect(loadConfig({}).spamFilter).toEqual({ threshold: DEFAULT_SPAM_THRESHOLD });
+    expect(loadConfig({ SPAM_FILTER: 'on', SPAM_THRESHOLD: '5.5' }).spamFilter).toEqual({ threshold: 5.5 });
+    expect(loadConfig({ SPAM_THRESHOLD: '100' }).spamFilter).toEqual({ threshold: 100 });
+    expect(loadConfig({ SPAM_FILTER: 'off' }).spamFilter).toBeNull();
+  });
+
+  it('stops start-up on a bad SPAM_FILTER or SPAM_THRESHOLD with one line saying what it takes', () => {
+    expect(() => loadConfig({ SPAM_FILTER: 'yes' })).toThrow(new ConfigError('SPAM_FILTER', '"yes" is neither on nor off'));
+    for (const bad of ['0', '-1', 'high', '1e3', '100.5', '4,5']) {
+      expect(() => loadConfig({ SPAM_THRESHOLD: bad })).toThrow(
+        new ConfigError('SPAM_THRESHOLD', `"${bad}" is not a score above 0 and at most 100 (such as 4 or 5.5)`),
+      );
+    }
   });
 
   it('takes HOST as an IP address or a host name', () => {

@@ -43,6 +43,8 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     await sql`drop index claim_code_sends_domain`.execute(older.db);
     await sql`drop index claim_code_sends_sent`.execute(older.db);
     await sql`alter table claim_code_sends drop column domain`.execute(older.db);
+    for (const column of ['verdict', 'spam_score', 'spam_reasons'])
+      await sql`alter table inquiries drop column ${sql.ref(column)}`.execute(older.db);
     // Codes an older release recorded: 012 gives each the domain after its recipient's last "@".
     for (const recipient of ['j.doe@googlemail.com', 'owner@example.org']) {
       await sql`insert into claim_code_sends (recipient, token_hash, sent_at, expires_at) values (${recipient}, 'h', 1, 2)`.execute(
@@ -66,6 +68,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '010_deliveries_due_by_channel',
       '011_service_messages_due_by_channel',
       '012_claim_code_sends_by_domain',
+      '013_inquiry_verdicts',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();

@@ -245,6 +245,8 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       await sql`drop index claim_code_sends_domain`.execute(older.db);
       await sql`drop index claim_code_sends_sent`.execute(older.db);
       await sql`alter table claim_code_sends drop column domain`.execute(older.db);
+      for (const column of ['verdict', 'spam_score', 'spam_reasons'])
+        await sql`alter table inquiries drop column ${sql.ref(column)}`.execute(older.db);
       await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
       await older.db.destroy();
 

@@ -32,8 +32,8 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
       request.ip,
       () => inquiries.answerRetry(request.body, idempotencyKey),
       async (retry) => {
-        const { clientId } = await bearerClient(request.headers.authorization, reply, options);
-        return retry ?? (await inquiries.submit(request.body, { idempotencyKey, clientId }));
+        const { clientId, trustedAgent } = await bearerClient(request.headers.authorization, reply, options);
+        return retry ?? (await inquiries.submit(request.body, { idempotencyKey, clientId, trustedAgent }));
       },
     );
     if (admission.refused) return refuse(reply, admission.refused, admission.rule);

@@ -72,12 +72,21 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       // MCP "Cancellation": a receiver MAY ignore a cancellation, and this one does. Within a batch
       // the SDK would drop the cancelled request's answer and, waiting for it, never answer at all.
       const body = batch ? messages.filter((message) => !isCancellation(message)) : request.body;
-      const { clientId, tokenRejected } = await bearerClient(request.headers.authorization, reply, {
+      const { clientId, trustedAgent, tokenRejected } = await bearerClient(request.headers.authorization, reply, {
         auth,
         resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
         audience: urls.mcpResource,
       });
-      const server = buildMcpServer({ profile, urls, inquiries, limiter, clientAddress: request.ip, clientId, tokenRejected });
+      const server = buildMcpServer({
+        profile,
+        urls,
+        inquiries,
+        limiter,
+        clientAddress: request.ip,
+        clientId,
+        trustedAgent,
+        tokenRejected,
+      });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // A client that hangs up is not waited for: the server and transport are closed all the same.
       const hungUp = new Promise<undefined>((resolve) => reply.raw.once('close', () => resolve(undefined)));

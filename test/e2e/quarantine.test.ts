@@ -1,0 +1,232 @@
+// The spam filter wired into intake, over real sockets, on each backend: a spam inquiry is answered
+// exactly as an inbox one and delivered nowhere (real SMTP server, real webhook receiver) until
+// `release` delivers it once; with SPAM_FILTER=off it is delivered as any other.
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NEUTRAL_SIGNALS } from '../../src/spam/types.js';
+import { judge } from '../../src/spam/verdict.js';
+import { referenceOf, reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
+
+const BIN = fileURLToPath(new URL('../../bin/studio-inquiry.js', import.meta.url));
+const INQUIRY_TO = 'studio@northlight.example';
+/** A link-stuffed SEO pitch, as contact forms get them daily. */
+const SEO_PITCH = validInquiry({
+  firstName: 'Mark',
+  lastName: 'Stone',
+  email: 'mark@rankfast.example',
+  company: 'Rank Fast',
+  message:
+    'Hi, we offer affordable SEO services and guest post backlinks to rank your website on the first page of Google. ' +
+    'Samples: https://a.rankfast.example https://b.rankfast.example https://c.rankfast.example https://d.rankfast.example https://e.rankfast.example',
+});
+
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { timeout: 20_000, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env } },
+      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
+    );
+  });
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly reference: string;
+}
+
+async function post(testApp: TestApp, body: unknown): Promise<Answer> {
+  const response = await fetch(`${testApp.baseUrl}/api/contact`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: Object.fromEntries(response.headers), body: text, reference: referenceOf(text) };
+}
+
+/** An answer with what differs between any two inquiries (reference, date, request id) taken out. */
+function shapeOf({ status, headers, body, reference }: Answer) {
+  const { date: _date, 'x-request-id': _id, ...rest } = headers;
+  return { status, headers: rest, body: body.replaceAll(reference, 'INQ-XXXXXX') };
+}
+
+describe.each(BACKENDS)('the quarantine on $name', ({ fresh }) => {
+  async function setUp(spamFilter: 'on' | 'off') {
+    const database: FreshDatabase = await fresh();
+    cleanups.push(() => database.drop());
+    const smtp: TestSmtpServer = await startSmtpServer();
+    cleanups.push(() => smtp.stop());
+    const receiver: TestWebhookReceiver = await startWebhookReceiver();
+    cleanups.push(() => receiver.close());
+    const { port, base } = await reserveBaseUrl();
+    const env = {
+      PUBLIC_URL: base,
+      DATABASE_URL: database.url,
+      SMTP_URL: smtp.url,
+      INQUIRY_TO,
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+      SPAM_FILTER: spamFilter,
+    };
+    const testApp = await startTestApp({ env, listen: true, port });
+    cleanups.push(() => testApp.close());
+    const mailedTo = (reference: string) => smtp.received.filter((mail) => mail.parsed.subject?.endsWith(reference)).length;
+    const hooked = (reference: string) => receiver.received.filter((hook) => hook.body.includes(reference)).length;
+    return { testApp, smtp, receiver, env, mailedTo, hooked };
+  }
+
+  it('answers a spam inquiry exactly as an inbox one, delivers it nowhere, and delivers it once on release', async () => {
+    expect(judge(SEO_PITCH, NEUTRAL_SIGNALS).verdict).toBe('spam');
+    const { testApp, smtp, receiver, env, mailedTo, hooked } = await setUp('on');
+
+    const inbox = await post(testApp, validInquiry());
+    const spam = await post(testApp, SEO_PITCH);
+    expect(shapeOf(spam)).toEqual(shapeOf(inbox));
+    expect(spam.status).toBe(200);
+    expect(spam.headers['inquiry-outcome']).toBe('created');
+
+    // A repeat of it folds into it, answered as a duplicate, and stays in the quarantine.
+    const repeat = await post(testApp, SEO_PITCH);
+    expect(repeat.reference).toBe(spam.reference);
+    expect(repeat.headers['inquiry-outcome']).toBe('duplicate');
+
+    // The inbox one is delivered as before; then, with time for anything else to go out, nothing more.
+    await smtp.waitFor(1);
+    await receiver.waitFor((received) => received.length >= 1);
+    await sleep(500);
+    expect([mailedTo(inbox.reference), hooked(inbox.reference)]).toEqual([1, 1]);
+    expect([mailedTo(spam.reference), hooked(spam.reference)]).toEqual([0, 0]);
+    expect(await testApp.services.store.outbox.forReference(spam.reference)).toEqual([]);
+    const judgement = (await testApp.services.store.inquiries.judgements([spam.reference])).get(spam.reference);
+    expect(judgement).toMatchObject({
+      verdict: 'spam',
+      reasons: expect.arrayContaining([expect.objectContaining({ code: 'too_many_links' })]),
+    });
+
+    const released = await cli(['release', spam.reference.toLowerCase()], env);
+    expect(released).toMatchObject({ code: 0, stderr: '' });
+    expect(released.stdout).toMatch(
+      new RegExp(
+        `^Released ${spam.reference} \\(received [\\d\\-T:.]+Z\\) to the inbox at .*: its deliveries \\(email, webhook\\) are queued`,
+      ),
+    );
+    await smtp.waitFor(2);
+    await receiver.waitFor((received) => received.length >= 2);
+    // Released again: nothing changes, nothing is sent twice.
+    expect((await cli(['release', spam.reference], env)).stdout).toBe(`${spam.reference} is in the inbox already: nothing changed.\n`);
+    await sleep(500);
+    expect([mailedTo(spam.reference), hooked(spam.reference)]).toEqual([1, 1]);
+    // Its original time is kept.
+    const [hook] = receiver.received.filter((received) => received.body.includes(spam.reference));
+    const stored = await testApp.services.store.inquiries.findByReference(spam.reference);
+    expect(JSON.parse(hook?.body ?? '{}').data.receivedAt).toBe(stored?.receivedAt.toISOString());
+  });
+
+  it('answers a spam inquiry over MCP exactly as an inbox one, delivers only the inbox one, and counts both by verdict', async () => {
+    const { testApp, smtp, mailedTo, hooked } = await setUp('on');
+    const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${testApp.baseUrl}/mcp`)));
+    const submit = async (inquiry: Record<string, unknown>) => {
+      const result = await client.callTool({ name: 'submit_inquiry', arguments: inquiry });
+      const reference = String((result.structuredContent as { reference?: unknown } | undefined)?.reference);
+      return { reference, shape: JSON.parse(JSON.stringify(result).replaceAll(reference, 'INQ-XXXXXX')) };
+    };
+    const inbox = await submit(validInquiry());
+    const spam = await submit(SEO_PITCH);
+    await client.close();
+    expect(spam.shape).toEqual(inbox.shape);
+    expect(inbox.shape.isError).toBeFalsy();
+    await smtp.waitFor(1);
+    await sleep(500);
+    expect([mailedTo(inbox.reference), mailedTo(spam.reference), hooked(spam.reference)]).toEqual([1, 0, 0]);
+    const metrics = await testApp.services.metrics.registry.metrics();
+    expect(metrics).toContain('studio_inquiry_inquiries_by_verdict_total{verdict="inbox"} 1');
+    expect(metrics).toContain('studio_inquiry_inquiries_by_verdict_total{verdict="spam"} 1');
+    expect(metrics).toContain('studio_inquiry_quarantines_by_reason_total{reason="too_many_links"} 1');
+  });
+
+  it('delivers the same inquiry as any other with SPAM_FILTER=off', async () => {
+    const { testApp, smtp, receiver, mailedTo, hooked } = await setUp('off');
+    const spam = await post(testApp, SEO_PITCH);
+    await smtp.waitFor(1);
+    await receiver.waitFor((received) => received.length >= 1);
+    expect([mailedTo(spam.reference), hooked(spam.reference)]).toEqual([1, 1]);
+    expect((await testApp.services.store.inquiries.judgements([spam.reference])).get(spam.reference)).toEqual({
+      verdict: 'inbox',
+      score: 0,
+      reasons: [],
+    });
+  });
+
+  it('lists the quarantine with its reasons, shows and exports the verdict, and moves an inbox inquiry to spam', async () => {
+    const { testApp, env } = await setUp('on');
+    const inbox = await post(testApp, validInquiry());
+    const spam = await post(testApp, SEO_PITCH);
+
+    const [quarantine, inboxList, shown, shownJson, csv, json] = await Promise.all([
+      cli(['list', '--spam'], env),
+      cli(['list'], env),
+      cli(['show', spam.reference], env),
+      cli(['show', spam.reference, '--json'], env),
+      cli(['export', '--format', 'csv', '--with-verdict'], env),
+      cli(['export', '--format', 'json'], env),
+    ]);
+    expect(quarantine.code).toBe(0);
+    const [header, row, ...rest] = quarantine.stdout.split('\n');
+    expect(header).toMatch(/^REFERENCE +RECEIVED +NAME +EMAIL +SCORE +REASONS/);
+    expect(row).toMatch(new RegExp(`^${spam.reference} .* Mark Stone +mark@rankfast\\.example +[\\d.]+ +.*too_many_links`));
+    expect(rest.join('\n')).toContain('studio-inquiry release <reference>');
+    expect(inboxList.stdout).toContain(inbox.reference);
+    expect(inboxList.stdout).not.toContain(spam.reference);
+
+    expect(shown.stdout).toMatch(/Verdict {3}spam \(score [\d.]+\)\n {2}too_many_links: /);
+    expect(JSON.parse(shownJson.stdout)).toMatchObject({
+      reference: spam.reference,
+      verdict: 'spam',
+      reasons: expect.arrayContaining([expect.objectContaining({ code: 'too_many_links' })]),
+      deliveries: [],
+    });
+    const lines = csv.stdout.split('\r\n');
+    expect(lines[0]).toBe('reference,receivedAt,firstName,lastName,email,company,message,clientId,deliveries,verdict,reasons');
+    expect(lines.find((line) => line.startsWith(spam.reference))).toMatch(/,spam,"\[\{""code"":""too_many_links""/);
+    expect(lines.find((line) => line.startsWith(inbox.reference))).toMatch(/,inbox,\[\]$/);
+    const exported = JSON.parse(json.stdout) as { reference: string; verdict: string }[];
+    expect(exported.map(({ reference, verdict }) => [reference, verdict]).sort()).toEqual(
+      [
+        [inbox.reference, 'inbox'],
+        [spam.reference, 'spam'],
+      ].sort(),
+    );
+
+    const moved = await cli(['spam', inbox.reference], env);
+    expect(moved.stdout).toMatch(new RegExp(`^Moved ${inbox.reference} .* to the quarantine`));
+    expect((await cli(['list', '--spam'], env)).stdout).toContain(inbox.reference);
+    expect((await cli(['spam', inbox.reference], env)).stdout).toBe(`${inbox.reference} is in the quarantine already: nothing changed.\n`);
+    expect(await cli(['spam', 'INQ-000000'], env)).toMatchObject({ code: 1, stderr: 'studio-inquiry: no inquiry INQ-000000\n' });
+    expect(await cli(['release'], env)).toMatchObject({ code: 2 });
+    expect(await cli(['export', '--format', 'json', '--with-verdict'], env)).toMatchObject({ code: 2 });
+  });
+});

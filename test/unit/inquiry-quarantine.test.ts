@@ -1,0 +1,65 @@
+// Intake with the spam filter on each backend: a new inquiry judged spam is stored without
+// deliveries (in a batch beside inbox ones), a repeat keeps the verdict, a claimed agent's content is
+// not held against it, and each new inquiry is reported with its judgement once.
+import { describe, expect, it } from 'vitest';
+import { createInquiryService } from '../../src/inquiries/service.js';
+import type { InquiryJudgement } from '../../src/storage/ports.js';
+import { validInquiry } from '../helpers/app.js';
+import { BACKENDS, storePerTest } from '../helpers/databases.js';
+
+const SEO_PITCH = validInquiry({
+  email: 'mark@rankfast.example',
+  message:
+    'We offer affordable SEO services and guest post backlinks for your website: https://a.example https://b.example https://c.example https://d.example https://e.example',
+});
+
+describe.each(BACKENDS)('on $name, intake with the spam filter', ({ fresh }) => {
+  const stores = storePerTest(fresh);
+
+  it('stores spam beside inbox inquiries in one batch, queuing deliveries for the inbox ones only', async () => {
+    const { store } = await stores.open();
+    const judged: InquiryJudgement[] = [];
+    const service = createInquiryService({
+      store,
+      channels: ['email', 'webhook'],
+      spamFilter: { threshold: 4 },
+      onJudged: (judgement) => judged.push(judgement),
+    });
+    const [inbox, spam, repeat, replay, replayAgain] = await Promise.all([
+      service.submit(validInquiry()),
+      service.submit(SEO_PITCH),
+      service.submit(SEO_PITCH),
+      service.submit(validInquiry({ email: 'keyed@example.com' }), { idempotencyKey: 'k-1' }),
+      service.submit(validInquiry({ email: 'keyed@example.com' }), { idempotencyKey: 'k-1' }),
+    ]);
+    expect(repeat).toMatchObject({ reference: spam.reference, outcome: 'duplicate' });
+    expect(replayAgain.reference).toBe(replay.reference);
+    const judgements = await store.inquiries.judgements([inbox.reference, spam.reference]);
+    expect(judgements.get(inbox.reference)?.verdict).toBe('inbox');
+    expect(judgements.get(spam.reference)).toMatchObject({
+      verdict: 'spam',
+      reasons: expect.arrayContaining([expect.objectContaining({ code: 'too_many_links' })]),
+    });
+    expect((await store.outbox.forReference(inbox.reference)).map((delivery) => delivery.channel).sort()).toEqual(['email', 'webhook']);
+    expect(await store.outbox.forReference(spam.reference)).toEqual([]);
+    // Three new inquiries, each reported once: the repeat and the replay are not new.
+    expect(judged.map((judgement) => judgement.verdict).sort()).toEqual(['inbox', 'inbox', 'spam']);
+  });
+
+  it('does not hold content against a claimed agent, and judges nothing with the filter off', async () => {
+    const { store } = await stores.open();
+    const on = createInquiryService({ store, channels: ['email'], spamFilter: { threshold: 4 } });
+    const trusted = await on.submit(SEO_PITCH, { clientId: 'client-1', trustedAgent: true });
+    const off = createInquiryService({ store, channels: ['email'] });
+    const unfiltered = await off.submit(validInquiry({ ...SEO_PITCH, email: 'other@rankfast.example' }));
+    const judgements = await store.inquiries.judgements([trusted.reference, unfiltered.reference]);
+    expect(judgements.get(trusted.reference)).toMatchObject({
+      verdict: 'inbox',
+      score: 0,
+      reasons: expect.arrayContaining([expect.objectContaining({ code: 'trusted_agent' })]),
+    });
+    expect(judgements.get(unfiltered.reference)).toEqual({ verdict: 'inbox', score: 0, reasons: [] });
+    expect(await store.outbox.forReference(trusted.reference)).toHaveLength(1);
+    expect(await store.outbox.forReference(unfiltered.reference)).toHaveLength(1);
+  });
+});
