@@ -72,7 +72,8 @@ interface Submission {
   readonly requestHash: string;
   readonly fingerprint: string;
   readonly clientId: string | null;
-  readonly trustedAgent: boolean;
+  /** Its spam verdict, judged before the transaction (used only if it is stored as a new inquiry). */
+  readonly judgement: InquiryJudgement | undefined;
 }
 
 export type InquiryService = ReturnType<typeof createInquiryService>;
@@ -104,7 +105,7 @@ export function createInquiryService({
       requestHash: key === undefined ? '' : hashJson(input),
       fingerprint: fingerprintOf(input),
       clientId: options.clientId ?? null,
-      trustedAgent: options.trustedAgent ?? false,
+      judgement: judgementOf(input, options.trustedAgent ?? false),
     };
     let decided: Decided;
     try {
@@ -172,7 +173,7 @@ export function createInquiryService({
       let slot = byFingerprint.get(submission.fingerprint);
       const outcome = slot ? 'duplicate' : 'created';
       if (!slot) {
-        slot = { reference: nextReference(), judgement: judgementOf(submission) };
+        slot = { reference: nextReference(), judgement: submission.judgement };
         byFingerprint.set(submission.fingerprint, slot);
         created.push({ slot, submission });
       }
@@ -221,7 +222,7 @@ export function createInquiryService({
    * The spam rules' judgement (docs/spam.md), or none with the filter off. The page's proof of work
    * and honeypot and the repeated-message count are not wired yet: neutral signals.
    */
-  function judgementOf({ inquiry, trustedAgent }: Submission): InquiryJudgement | undefined {
+  function judgementOf(inquiry: InquiryInput, trustedAgent: boolean): InquiryJudgement | undefined {
     if (spamFilter === null) return undefined;
     const company = inquiry.company?.trim() ? inquiry.company : null;
     const signals = { proof: 'missing', honeypot: false, trustedAgent, repeatedFromOtherAddresses: 0 } as const;
