@@ -270,6 +270,8 @@ describe.each(BACKENDS)('upgrading a $name database with duplicate ID-JAG client
     await sql`drop index agent_clients_active_subject`.execute(older.db);
     await sql`drop index deliveries_due_by_channel`.execute(older.db);
     await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
+    for (const column of ['verdict', 'spam_score', 'spam_reasons'])
+      await sql`alter table inquiries drop column ${sql.ref(column)}`.execute(older.db);
     await sql`delete from kysely_migration where name >= '006'`.execute(older.db);
     await older.db
       .insertInto('agent_clients')
