@@ -1,7 +1,6 @@
 // Races on agent auth, run for real on each database: parallel requests against the app, and two
 // instances on one database. A spy that waits holds each race window open, so that every run takes
 // the racy interleaving instead of depending on timing luck.
-import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashClaimToken, OTP_MAX_FAILED_ATTEMPTS } from '../../src/auth/claims.js';
 import { openDatabase } from '../../src/storage/database.js';
@@ -10,6 +9,7 @@ import { createStore } from '../../src/storage/store.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { BACKENDS, type FreshDatabase, postgresAdmin } from '../helpers/databases.js';
 import { type IdJagIssuer, startIdJagIssuer } from '../helpers/id-jag-issuer.js';
+import { takeBackBefore } from '../helpers/older-release.js';
 
 const PUBLIC_URL = 'https://studio.example';
 const ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
@@ -264,15 +264,7 @@ describe.each(BACKENDS)('upgrading a $name database with duplicate ID-JAG client
     database = await fresh();
     // The database as an older release left it: migrated up to 005, with duplicates it wrote.
     const older = await openDatabase(database.config);
-    await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
-    await sql`drop table delivery_successes`.execute(older.db);
-    await sql`drop table claim_code_sends`.execute(older.db);
-    await sql`drop index agent_clients_active_subject`.execute(older.db);
-    await sql`drop index deliveries_due_by_channel`.execute(older.db);
-    await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
-    for (const column of ['verdict', 'spam_score', 'spam_reasons'])
-      await sql`alter table inquiries drop column ${sql.ref(column)}`.execute(older.db);
-    await sql`delete from kysely_migration where name >= '006'`.execute(older.db);
+    await takeBackBefore(older.db, '006');
     await older.db
       .insertInto('agent_clients')
       .values([

@@ -7,6 +7,7 @@ import { readSchemaVersion } from '../../src/storage/migrations.js';
 import type { Store } from '../../src/storage/ports.js';
 import { createStore } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase, storePerTest } from '../helpers/databases.js';
+import { takeBackBefore } from '../helpers/older-release.js';
 
 describe.each(BACKENDS)('on $name', ({ fresh }) => {
   const stores = storePerTest(fresh);
@@ -36,22 +37,13 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     // The database as a release before 008 left it, with its deliveries table out of reach, so
     // that 008 fails after its first statement (the table it creates) and before its record.
     const older = await openExistingDatabase(database.config);
-    await sql`drop table delivery_successes`.execute(older.db);
-    await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
-    await sql`drop index deliveries_due_by_channel`.execute(older.db);
-    await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
-    await sql`drop index claim_code_sends_domain`.execute(older.db);
-    await sql`drop index claim_code_sends_sent`.execute(older.db);
-    await sql`alter table claim_code_sends drop column domain`.execute(older.db);
-    for (const column of ['verdict', 'spam_score', 'spam_reasons'])
-      await sql`alter table inquiries drop column ${sql.ref(column)}`.execute(older.db);
+    await takeBackBefore(older.db, '008');
     // Codes an older release recorded: 012 gives each the domain after its recipient's last "@".
     for (const recipient of ['j.doe@googlemail.com', 'owner@example.org']) {
       await sql`insert into claim_code_sends (recipient, token_hash, sent_at, expires_at) values (${recipient}, 'h', 1, 2)`.execute(
         older.db,
       );
     }
-    await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
     await sql`alter table deliveries rename to deliveries_away`.execute(older.db);
     await older.db.destroy();
     await expect(openDatabase(database.config)).rejects.toThrow('database migration 008_delivery_success_counts failed');

@@ -1,13 +1,14 @@
 // The outbox on each backend: leases, attempt records (one, or a batch), counts by channel and
 // status kept where successes are recorded.
 import fc from 'fast-check';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import type { AttemptRecord, Store } from '../../src/storage/ports.js';
 import type { Database } from '../../src/storage/schema.js';
 import { createStore } from '../../src/storage/store.js';
 import { BACKENDS, type FreshDatabase, storePerTest } from '../helpers/databases.js';
+import { takeBackBefore } from '../helpers/older-release.js';
 import { inquiry, queueInquiries } from '../helpers/store-fixtures.js';
 
 describe.each(BACKENDS)('on $name', ({ fresh }) => {
@@ -238,16 +239,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
         .execute();
       await store.close();
       const older = await openDatabase(database.config);
-      await sql`drop table delivery_successes`.execute(older.db);
-      await sql`alter table idempotency_keys drop column outcome`.execute(older.db);
-      await sql`drop index deliveries_due_by_channel`.execute(older.db);
-      await sql`drop index deliveries_due_messages_by_channel`.execute(older.db);
-      await sql`drop index claim_code_sends_domain`.execute(older.db);
-      await sql`drop index claim_code_sends_sent`.execute(older.db);
-      await sql`alter table claim_code_sends drop column domain`.execute(older.db);
-      for (const column of ['verdict', 'spam_score', 'spam_reasons'])
-        await sql`alter table inquiries drop column ${sql.ref(column)}`.execute(older.db);
-      await sql`delete from kysely_migration where name >= '008'`.execute(older.db);
+      await takeBackBefore(older.db, '008');
       await older.db.destroy();
 
       const upgraded = await openDatabase(database.config);

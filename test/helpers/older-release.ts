@@ -1,0 +1,51 @@
+// Takes a test database back to the schema an older release left: each migration's changes undone,
+// newest first, and its record removed, so that the next start runs them again as an upgrade.
+import { type Kysely, sql } from 'kysely';
+
+type Undo = (db: Kysely<unknown>) => Promise<void>;
+
+const dropIndexes =
+  (...names: string[]): Undo =>
+  async (db) => {
+    for (const name of names) await db.schema.dropIndex(name).execute();
+  };
+const dropColumns =
+  (table: string, ...columns: string[]): Undo =>
+  async (db) => {
+    for (const column of columns) await db.schema.alterTable(table).dropColumn(column).execute();
+  };
+const dropTable =
+  (table: string): Undo =>
+  async (db) => {
+    await db.schema.dropTable(table).execute();
+  };
+
+/** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
+const UNDO: readonly (readonly [string, Undo])[] = [
+  ['013_inquiry_verdicts', dropColumns('inquiries', 'verdict', 'spam_score', 'spam_reasons')],
+  [
+    '012_claim_code_sends_by_domain',
+    async (db) => {
+      await dropIndexes('claim_code_sends_domain', 'claim_code_sends_sent')(db);
+      await dropColumns('claim_code_sends', 'domain')(db);
+    },
+  ],
+  ['011_service_messages_due_by_channel', dropIndexes('deliveries_due_messages_by_channel')],
+  ['010_deliveries_due_by_channel', dropIndexes('deliveries_due_by_channel')],
+  ['009_idempotency_key_outcome', dropColumns('idempotency_keys', 'outcome')],
+  ['008_delivery_success_counts', dropTable('delivery_successes')],
+  ['007_claim_code_sends', dropTable('claim_code_sends')],
+  ['006_one_active_client_per_subject', dropIndexes('agent_clients_active_subject')],
+];
+
+/** Undoes every applied migration named from `first` on (e.g. '008'), as a release before it left the database. */
+export async function takeBackBefore<Tables>(database: Kysely<Tables>, first: string): Promise<void> {
+  const db = database as unknown as Kysely<unknown>;
+  const applied = await sql<{ name: string }>`select name from kysely_migration where name >= ${first} order by name desc`.execute(db);
+  for (const { name } of applied.rows) {
+    const undo = UNDO.find(([migration]) => migration === name)?.[1];
+    if (undo === undefined) throw new Error(`no undo for migration ${name}: add it to test/helpers/older-release.ts`);
+    await undo(db);
+  }
+  await sql`delete from kysely_migration where name >= ${first}`.execute(db);
+}
