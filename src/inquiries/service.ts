@@ -3,7 +3,8 @@
 // and MCP, call this one function.
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
-import { judge } from '../spam/verdict.js';
+import { bodyHashOf, otherSenders, REPEAT_SENDERS_COUNTED, REPEAT_WINDOW_MS, senderOf } from '../spam/repeats.js';
+import { decide, readContent } from '../spam/verdict.js';
 import { GroupCommitter } from '../storage/group-commit.js';
 import type { IdempotencyEntry, InquiryJudgement, InquiryRecord, Store, Tx } from '../storage/ports.js';
 import { ajv, type FieldError, toFieldErrors } from '../validation/ajv.js';
@@ -72,8 +73,13 @@ interface Submission {
   readonly requestHash: string;
   readonly fingerprint: string;
   readonly clientId: string | null;
-  /** Its spam verdict, judged before the transaction (used only if it is stored as a new inquiry). */
-  readonly judgement: InquiryJudgement | undefined;
+  /** SHA-256 of its canonical message, or null for a short one (src/spam/repeats.ts). */
+  readonly bodyHash: string | null;
+  /**
+   * Its spam verdict, given how many other addresses sent the same body within the window; the
+   * content is read before the transaction. Called only if it is stored as a new inquiry.
+   */
+  readonly judge: ((repeatedFromOtherAddresses: number) => InquiryJudgement) | undefined;
 }
 
 export type InquiryService = ReturnType<typeof createInquiryService>;
@@ -105,7 +111,8 @@ export function createInquiryService({
       requestHash: key === undefined ? '' : hashJson(input),
       fingerprint: fingerprintOf(input),
       clientId: options.clientId ?? null,
-      judgement: judgementOf(input, options.trustedAgent ?? false),
+      bodyHash: bodyHashOf(input.message),
+      judge: judgementOf(input, options.trustedAgent ?? false),
     };
     let decided: Decided;
     try {
@@ -131,6 +138,7 @@ export function createInquiryService({
     const receivedAt = now();
     const keys = batch.flatMap((submission) => (submission.key === undefined ? [] : [submission.key]));
     const fingerprints = [...new Set(batch.map((submission) => submission.fingerprint))];
+    const bodyHashes = [...new Set(batch.flatMap(({ bodyHash, judge }) => (bodyHash !== null && judge ? [bodyHash] : [])))];
     // Twice as many as it may need: where many references are taken (with tens of millions of
     // inquiries stored), the spare ones, checked too, stand in for those.
     const candidates = new Set<string>();
@@ -139,8 +147,17 @@ export function createInquiryService({
       keys: knownKeys,
       recent,
       taken,
+      senders,
     } = await store.intake.lookup(
-      { keys, fingerprints, since: new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS), references: [...candidates] },
+      {
+        keys,
+        fingerprints,
+        since: new Date(receivedAt.getTime() - DUPLICATE_WINDOW_MS),
+        references: [...candidates],
+        ...(bodyHashes.length > 0 && {
+          senders: { bodyHashes, since: new Date(receivedAt.getTime() - REPEAT_WINDOW_MS), limit: REPEAT_SENDERS_COUNTED },
+        }),
+      },
       tx,
     );
     /** Free references, checked; past them (more taken than spare), fresh ones, unchecked. */
@@ -173,7 +190,7 @@ export function createInquiryService({
       let slot = byFingerprint.get(submission.fingerprint);
       const outcome = slot ? 'duplicate' : 'created';
       if (!slot) {
-        slot = { reference: nextReference(), judgement: submission.judgement };
+        slot = { reference: nextReference(), judgement: judgeInBatch(submission, senders) };
         byFingerprint.set(submission.fingerprint, slot);
         created.push({ slot, submission });
       }
@@ -187,6 +204,7 @@ export function createInquiryService({
         inquiries: created.map(({ slot, submission }) => ({
           inquiry: toRecord(slot.reference, submission, receivedAt),
           fingerprint: submission.fingerprint,
+          bodyHash: submission.bodyHash,
           ...(slot.judgement && { judgement: slot.judgement }),
         })),
         channels,
@@ -219,14 +237,16 @@ export function createInquiryService({
   }
 
   /**
-   * The spam rules' judgement (docs/spam.md), or none with the filter off. The page's proof of work
-   * and honeypot and the repeated-message count are not wired yet: neutral signals.
+   * The spam rules' judgement (docs/spam.md) once the repeats are counted, or none with the filter
+   * off. The content is read now, outside the batch's transaction. The page's proof of work and
+   * honeypot are not wired yet: neutral signals.
    */
-  function judgementOf(inquiry: InquiryInput, trustedAgent: boolean): InquiryJudgement | undefined {
+  function judgementOf(inquiry: InquiryInput, trustedAgent: boolean): Submission['judge'] {
     if (spamFilter === null) return undefined;
     const company = inquiry.company?.trim() ? inquiry.company : null;
-    const signals = { proof: 'missing', honeypot: false, trustedAgent, repeatedFromOtherAddresses: 0 } as const;
-    return judge({ ...inquiry, company }, signals, { threshold: spamFilter.threshold });
+    const content = readContent({ ...inquiry, company });
+    return (repeatedFromOtherAddresses) =>
+      decide(content, { proof: 'missing', honeypot: false, trustedAgent, repeatedFromOtherAddresses }, { threshold: spamFilter.threshold });
   }
 
   /** Every bad field of `input` as {pointer, detail}; empty when it is a valid inquiry. */
@@ -255,6 +275,20 @@ export function createInquiryService({
   }
 
   return { submit, fieldErrors, answerRetry };
+}
+
+/**
+ * A new inquiry's judgement, counting the other senders of its body: those stored within the window
+ * and the batch's earlier new inquiries (`senders` gains this one's address).
+ */
+function judgeInBatch({ judge, bodyHash, inquiry }: Submission, senders: Map<string, Set<string>>): InquiryJudgement | undefined {
+  if (!judge) return undefined;
+  if (bodyHash === null) return judge(0);
+  const known = senders.get(bodyHash) ?? new Set<string>();
+  senders.set(bodyHash, known);
+  const judgement = judge(otherSenders(known, inquiry.email));
+  known.add(senderOf(inquiry.email));
+  return judgement;
 }
 
 /** What a batch decides about: the inquiries it may fold into (by fingerprint) and its idempotency keys. */

@@ -1,5 +1,5 @@
 // Inquiries: inserted by intake batches, looked up by reference and fingerprint, listed by the CLI.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Executor } from './executor.js';
 import { intakeFactsOnPostgres } from './intake-store.js';
 import type { Dialect, InquiryStore } from './ports.js';
@@ -63,6 +63,34 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
         .orderBy('reference', 'desc')
         .execute();
       for (const row of rows) found.set(row.fingerprint, row.reference); // the earliest wins, of equal times the first reference
+      return found;
+    },
+    async findSendersByBodyHashes(bodyHashes, since, limit, tx) {
+      if (bodyHashes.length === 0) return new Map();
+      if (postgres) return (await intakeFactsOnPostgres(q, { senders: { bodyHashes, since, limit } }, tx)).senders;
+      const distinct = q(tx)
+        .selectFrom('inquiries')
+        .select((eb) => ['body_hash', eb.fn<string>('lower', ['email']).as('sender')])
+        .distinct()
+        .where('body_hash', 'in', bodyHashes)
+        .where('received_at', '>=', since.getTime());
+      const rows = await q(tx)
+        .selectFrom(
+          q(tx)
+            .selectFrom(distinct.as('distinct_senders'))
+            .select((eb) => [
+              'body_hash',
+              'sender',
+              sql<number>`row_number() over (partition by ${eb.ref('body_hash')} order by ${eb.ref('sender')})`.as('n'),
+            ])
+            .as('numbered'),
+        )
+        .select(['body_hash', 'sender'])
+        .where('n', '<=', limit)
+        .execute();
+      const found = new Map<string, Set<string>>();
+      for (const { body_hash, sender } of rows)
+        if (body_hash !== null) found.set(body_hash, (found.get(body_hash) ?? new Set()).add(sender));
       return found;
     },
     async list({ limit, since, after, verdict }) {

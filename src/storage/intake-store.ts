@@ -11,14 +11,24 @@ import { idempotencyKeyRow, inboxReferences, inquiryDeliveries, inquiryRow, toId
  */
 export async function intakeFactsOnPostgres(
   q: Executor,
-  { keys = [], fingerprints = [], since = new Date(0), references = [] }: Partial<IntakeQuery>,
+  { keys = [], fingerprints = [], since = new Date(0), references = [], senders }: Partial<IntakeQuery>,
   tx?: Tx,
 ): Promise<IntakeFacts> {
-  const facts: IntakeFacts = { keys: new Map(), recent: new Map(), taken: new Set() };
-  for (const row of await onPostgres.lookupIntake(q(tx), { keys, fingerprints, since: since.getTime(), references })) {
+  const facts: IntakeFacts = { keys: new Map(), recent: new Map(), taken: new Set(), senders: new Map() };
+  const rows = await onPostgres.lookupIntake(q(tx), {
+    keys,
+    fingerprints,
+    since: since.getTime(),
+    references,
+    bodyHashes: senders?.bodyHashes ?? [],
+    sendersSince: senders?.since.getTime() ?? 0,
+    sendersLimit: senders?.limit ?? 0,
+  });
+  for (const row of rows) {
     if (row.kind === 'key') facts.keys.set(row.key, toIdempotencyEntry(row));
     else if (row.kind === 'recent') facts.recent.set(row.key, row.reference);
-    else facts.taken.add(row.reference);
+    else if (row.kind === 'taken') facts.taken.add(row.reference);
+    else facts.senders.set(row.key, (facts.senders.get(row.key) ?? new Set()).add(row.reference));
   }
   return facts;
 }
@@ -32,12 +42,14 @@ export function createIntakeStore(
   return {
     async lookup(query, tx) {
       if (postgres) return intakeFactsOnPostgres(q, query, tx);
-      const [keys, recent, taken] = await Promise.all([
+      const { senders: bySender } = query;
+      const [keys, recent, taken, senders] = await Promise.all([
         idempotency.findMany(query.keys, tx),
         inquiries.findRecentByFingerprints(query.fingerprints, query.since, tx),
         inquiries.takenReferences(query.references, tx),
+        bySender ? inquiries.findSendersByBodyHashes(bySender.bodyHashes, bySender.since, bySender.limit, tx) : new Map(),
       ]);
-      return { keys, recent, taken };
+      return { keys, recent, taken, senders };
     },
     async write({ inquiries: items, channels, keys, now }, tx) {
       // A spam inquiry is stored but not delivered (docs/spam.md).

@@ -280,6 +280,19 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '014_inquiry_body_hashes': {
+    // The same message from other addresses within an hour counts as spam (repeated_message): each
+    // inquiry keeps its body's hash (null for older rows and short bodies), found by this index.
+    async up(db) {
+      await db.schema.alterTable('inquiries').addColumn('body_hash', 'text').execute();
+      await db.schema
+        .createIndex('inquiries_body_hash')
+        .on('inquiries')
+        .columns(['body_hash', 'received_at'])
+        .where(sql.ref('body_hash'), 'is not', null)
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

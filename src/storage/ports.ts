@@ -40,6 +40,8 @@ export interface NewInquiry {
   readonly judgement?: InquiryJudgement;
   /** SHA-256 of the normalised email and message: finds a repeated submission. */
   readonly fingerprint: string;
+  /** SHA-256 of the canonical message alone (src/spam/repeats.ts), or null: finds the same body from other senders. */
+  readonly bodyHash?: string | null;
 }
 
 export interface InquiryStore {
@@ -55,6 +57,8 @@ export interface InquiryStore {
    * received in the same millisecond, the one whose reference sorts first), on either database.
    */
   findRecentByFingerprints(fingerprints: readonly string[], since: Date, tx?: Tx): Promise<Map<string, string>>;
+  /** For each body hash, up to `limit` lower-cased addresses that sent it at or after `since`. */
+  findSendersByBodyHashes(bodyHashes: readonly string[], since: Date, limit: number, tx?: Tx): Promise<Map<string, Set<string>>>;
   /**
    * Newest first (of equal times, by reference); with `after`, those that come after that inquiry in
    * this order: the next page of a listing, however many there are.
@@ -98,6 +102,8 @@ export interface IntakeQuery {
   readonly since: Date;
   /** Fresh references to check. */
   readonly references: readonly string[];
+  /** Body hashes whose senders to find (as findSendersByBodyHashes). */
+  readonly senders?: { readonly bodyHashes: readonly string[]; readonly since: Date; readonly limit: number };
 }
 
 export interface IntakeFacts {
@@ -107,6 +113,8 @@ export interface IntakeFacts {
   readonly recent: Map<string, string>;
   /** The query's references that an inquiry has already. */
   readonly taken: Set<string>;
+  /** By body hash, the lower-cased addresses that sent it (at most the query's limit each). */
+  readonly senders: Map<string, Set<string>>;
 }
 
 /** What a batch of submissions writes (IntakeStore.write). */

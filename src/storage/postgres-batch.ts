@@ -17,11 +17,12 @@ type NewDelivery = Pick<DeliveriesTable, 'id' | 'reference' | 'channel' | 'statu
 function inquiriesInsert(rows: readonly InquiriesTable[]): RawBuilder<Pick<InquiriesTable, 'reference'>> {
   const of = <K extends keyof InquiriesTable>(key: K) => column(rows, key);
   return sql`insert into inquiries
-      (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at, verdict, spam_score, spam_reasons)
+      (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at, verdict, spam_score, spam_reasons,
+       body_hash)
     select * from unnest(${of('reference')}::text[], ${of('first_name')}::text[], ${of('last_name')}::text[],
       ${of('email')}::text[], ${of('company')}::text[], ${of('message')}::text[], ${of('client_id')}::text[],
       ${of('fingerprint')}::text[], ${of('received_at')}::bigint[], ${of('verdict')}::text[], ${of('spam_score')}::float8[],
-      ${of('spam_reasons')}::text[])
+      ${of('spam_reasons')}::text[], ${of('body_hash')}::text[])
     on conflict (reference) do nothing
     returning reference`;
 }
@@ -55,25 +56,34 @@ export async function insertIdempotencyKeys(db: Db, rows: readonly IdempotencyKe
   await keysInsert(rows).execute(db);
 }
 
-/** One row of lookupIntake: an idempotency key, the earliest recent inquiry of a fingerprint, or a taken reference. */
+/**
+ * One row of lookupIntake: an idempotency key, the earliest recent inquiry of a fingerprint, a taken
+ * reference, or a sender (in `reference`) of a body hash (in `key`).
+ */
 export type IntakeLookupRow =
   | ({ kind: 'key' } & IdempotencyKeysTable)
   | { kind: 'recent'; key: string; request_hash: null; reference: string; created_at: number; outcome: null }
-  | { kind: 'taken'; key: string; request_hash: null; reference: string; created_at: null; outcome: null };
+  | { kind: 'taken' | 'sender'; key: string; request_hash: null; reference: string; created_at: null; outcome: null };
+
+export interface IntakeLookup {
+  keys: readonly string[];
+  fingerprints: readonly string[];
+  since: number;
+  references: readonly string[];
+  bodyHashes: readonly string[];
+  sendersSince: number;
+  sendersLimit: number;
+}
 
 /**
  * What deciding an intake batch needs to know, in one statement: the stored idempotency keys among
  * `keys`; for each of `fingerprints`, the earliest inquiry received at or after `since` that has it
- * (of equal times, the first reference); and which of `references` are taken.
+ * (of equal times, the first reference); which of `references` are taken; and up to `sendersLimit`
+ * lower-cased senders of each of `bodyHashes` since `sendersSince`.
  */
 export async function lookupIntake(
   db: Db,
-  {
-    keys,
-    fingerprints,
-    since,
-    references,
-  }: { keys: readonly string[]; fingerprints: readonly string[]; since: number; references: readonly string[] },
+  { keys, fingerprints, since, references, bodyHashes, sendersSince, sendersLimit }: IntakeLookup,
 ): Promise<IntakeLookupRow[]> {
   const { rows } = await sql<IntakeLookupRow>`select 'key' as kind, key, request_hash, reference, created_at, outcome
       from idempotency_keys where key = any(${keys}::text[])
@@ -81,7 +91,12 @@ export async function lookupIntake(
       where fingerprint = any(${fingerprints}::text[]) and received_at >= ${since}
       order by fingerprint, received_at, reference)
     union all select 'taken', reference, null, reference, null, null from inquiries
-      where reference = any(${references}::text[])`.execute(db);
+      where reference = any(${references}::text[])
+    union all select 'sender', body_hash, null, sender, null, null from (
+      select body_hash, sender, row_number() over (partition by body_hash order by sender) as n from (
+        select distinct body_hash, lower(email) as sender from inquiries
+        where body_hash = any(${bodyHashes}::text[]) and received_at >= ${sendersSince}) as distinct_senders) as numbered
+      where n <= ${sendersLimit}`.execute(db);
   return rows;
 }
 

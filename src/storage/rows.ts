@@ -25,7 +25,7 @@ export const toJudgement = (row: Pick<InquiryRow, 'verdict' | 'spam_score' | 'sp
   reasons: JSON.parse(row.spam_reasons),
 });
 
-export function inquiryRow({ inquiry, fingerprint, judgement = UNJUDGED }: NewInquiry): InquiriesTable {
+export function inquiryRow({ inquiry, fingerprint, bodyHash = null, judgement = UNJUDGED }: NewInquiry): InquiriesTable {
   return {
     reference: inquiry.reference,
     first_name: inquiry.firstName,
@@ -39,6 +39,7 @@ export function inquiryRow({ inquiry, fingerprint, judgement = UNJUDGED }: NewIn
     verdict: judgement.verdict,
     spam_score: judgement.score,
     spam_reasons: JSON.stringify(judgement.reasons),
+    body_hash: bodyHash,
   };
 }
 

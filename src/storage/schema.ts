@@ -19,6 +19,8 @@ export interface InquiriesTable {
   spam_score: number;
   /** JSON array of {code, detail}: why the rules scored it so. */
   spam_reasons: string;
+  /** SHA-256 of the canonical message (migration 014; null for short bodies and older rows). */
+  body_hash: string | null;
 }
 
 export interface IdempotencyKeysTable {

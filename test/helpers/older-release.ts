@@ -22,6 +22,13 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  [
+    '014_inquiry_body_hashes',
+    async (db) => {
+      await dropIndexes('inquiries_body_hash')(db);
+      await dropColumns('inquiries', 'body_hash')(db);
+    },
+  ],
   ['013_inquiry_verdicts', dropColumns('inquiries', 'verdict', 'spam_score', 'spam_reasons')],
   [
     '012_claim_code_sends_by_domain',
