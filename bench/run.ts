@@ -27,6 +27,8 @@ const CONTACT_SECONDS = knob('BENCH_CONTACT_SECONDS', 10);
 const CONTACT_CONNECTIONS = knob('BENCH_CONTACT_CONNECTIONS', 50);
 const WARMUP_SECONDS = knob('BENCH_WARMUP_SECONDS', 3);
 const POSTGRES_ROUNDS = Math.max(1, Math.floor(knob('BENCH_POSTGRES_ROUNDS', 2)));
+/** Contact loads on the service with SPAM_FILTER=on and on a twin with it off, alternating. */
+const SPAM_ROUNDS = Math.max(1, Math.floor(knob('BENCH_SPAM_ROUNDS', 2)));
 const STARTUP_TIMEOUT_MS = 30_000;
 /** `npm run bench -- --postgres` adds the PostgreSQL mode (one and two instances). */
 const POSTGRES = process.argv.includes('--postgres');
@@ -36,11 +38,13 @@ const UNANSWERED_MAILS_ALLOWED = 2 * CONTACT_CONNECTIONS;
 const POSTGRES_UNANSWERED_MAILS_ALLOWED = (1 + 3 * POSTGRES_ROUNDS) * CONTACT_CONNECTIONS;
 const DRAIN_TIMEOUT_MS = POSTGRES ? 300_000 : 120_000;
 /** The whole run, drain included, stops here whatever happens. */
-const HARD_LIMIT_MS = POSTGRES ? 300_000 + POSTGRES_ROUNDS * 450_000 : 300_000;
+const HARD_LIMIT_MS = (POSTGRES ? 300_000 + POSTGRES_ROUNDS * 450_000 : 300_000) + SPAM_ROUNDS * 150_000;
 
 const TARGET_RATIO = 0.95;
 const TARGET_INQUIRIES_PER_S = 5_000;
 const TARGET_P99_MS = 50;
+/** The spam filter may cost intake at most 10 %. */
+const TARGET_FILTER_RATIO = 0.9;
 
 /** Extra node flags for every service process the bench starts (BENCH_SERVICE_NODE_ARGS). */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
@@ -87,6 +91,9 @@ let sink: SmtpSink | undefined;
 /** The PostgreSQL mode's own mailbox: references are unique per database, not across two. */
 let postgresSink: SmtpSink | undefined;
 let service: ServerProcess | undefined;
+/** The same service with SPAM_FILTER=off, its own database and mailbox: the filter's baseline. */
+let unfiltered: ServerProcess | undefined;
+let unfilteredSink: SmtpSink | undefined;
 let bare: ServerProcess | undefined;
 let bareHeaders: ServerProcess | undefined;
 let postgres: PostgresBench | undefined;
@@ -103,6 +110,7 @@ function cleanup(): Promise<void> {
       // Each removes its own temporary folder once its wrk has ended.
       ...[...loads].map((running) => running.result),
       service?.stop(),
+      unfiltered?.stop(),
       bare?.stop(),
       bareHeaders?.stop(),
       ...(postgres?.instances.map((instance) => instance.stop()) ?? []),
@@ -110,6 +118,7 @@ function cleanup(): Promise<void> {
     await postgres?.drop().catch(() => {});
     await sink?.close().catch(() => {});
     await postgresSink?.close().catch(() => {});
+    await unfilteredSink?.close().catch(() => {});
     if (tempDir) await rm(tempDir, { recursive: true, force: true }).catch(() => {});
   })();
   return cleaning;
@@ -131,22 +140,26 @@ setTimeout(() => void abort(`hard time limit of ${HARD_LIMIT_MS / 1000} s reache
 async function main(): Promise<number> {
   const loadBefore = loadavg()[0] ?? 0;
   sink = await startSmtpSink();
+  unfilteredSink = await startSmtpSink();
   tempDir = await mkdtemp(join(tmpdir(), 'studio-inquiry-bench-'));
 
-  const [servicePort, barePort, bareHeadersPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  service = startServerProcess(
-    'service',
+  const [servicePort, unfilteredPort, barePort, bareHeadersPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const serviceEnv = (port: number, database: string, mailbox: SmtpSink, spamFilter: 'on' | 'off') => ({
+    PORT: String(port),
+    HOST: LOOPBACK,
+    DATABASE_URL: `sqlite:${join(tempDir ?? '', database)}`,
+    RATE_LIMIT_INQUIRIES: 'off',
+    LOG_LEVEL: 'warn',
+    SMTP_URL: mailbox.url,
+    INQUIRY_TO: 'studio@example.com',
+    SPAM_FILTER: spamFilter,
+  });
+  service = startServerProcess('service', SERVICE_ARGS, serviceEnv(servicePort, 'bench.db', sink, 'on'), servicePort, ROOT);
+  unfiltered = startServerProcess(
+    'service, spam filter off',
     SERVICE_ARGS,
-    {
-      PORT: String(servicePort),
-      HOST: LOOPBACK,
-      DATABASE_URL: `sqlite:${join(tempDir, 'bench.db')}`,
-      RATE_LIMIT_INQUIRIES: 'off',
-      LOG_LEVEL: 'warn',
-      SMTP_URL: sink.url,
-      INQUIRY_TO: 'studio@example.com',
-    },
-    servicePort,
+    serviceEnv(unfilteredPort, 'unfiltered.db', unfilteredSink, 'off'),
+    unfilteredPort,
     ROOT,
   );
   bare = startServerProcess(
@@ -163,7 +176,7 @@ async function main(): Promise<number> {
     bareHeadersPort,
     ROOT,
   );
-  await Promise.all([service, bare, bareHeaders].map((server) => waitForHealth(server, STARTUP_TIMEOUT_MS)));
+  await Promise.all([service, unfiltered, bare, bareHeaders].map((server) => waitForHealth(server, STARTUP_TIMEOUT_MS)));
   progress(`service on ${service.baseUrl}, bare servers on ${bare.baseUrl} and ${bareHeaders.baseUrl}, SMTP sink on ${sink.url}`);
   await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
   const idleRss = service.rssMiB();
@@ -212,6 +225,8 @@ async function main(): Promise<number> {
   const drainRate = (sink.references.size - mailedAtLoadEnd) / drainSeconds;
   const cpuPerMail = cpuPer(service, cpuAtLoadEnd, sink.references.size - mailedAtLoadEnd);
   progress(`drain: ${sqliteDrain ? 'complete' : 'INCOMPLETE'} after ${drainSeconds.toFixed(1)} s`);
+  const filterCost = sqliteDrain ? await measureFilterCost(service, unfiltered, accepted) : undefined;
+  await unfiltered.stop();
 
   // The SQLite service stops first, so that the PostgreSQL instances have the machine to themselves.
   let postgresResult: PostgresResult = { rows: [], drained: true };
@@ -279,6 +294,7 @@ async function main(): Promise<number> {
       '—',
       `idle: ${IDLE_SETTLE_MS / 1000} s after start-up; under load: the largest of samples every ${RSS_SAMPLE_MS} ms`,
     ],
+    ...(filterCost ? [filterCost] : []),
     ['delivered (warm-up + measured)', `${delivered}/${accepted.size}`, 'all', verdict(sqliteDrain)],
     // Inquiries committed while wrk was cutting its connections at the end of a run are
     // mailed although their 200 was never read: expected, and at most one per connection per run.
@@ -414,6 +430,42 @@ async function waitForDelivery(
     }
     await new Promise((resolveWait) => setTimeout(resolveWait, 50));
   }
+}
+
+/**
+ * The spam filter's cost: contact loads alternating between the service (filter on) and its twin
+ * (filter off), each starting with an empty outbox; the best of each compared. Returns a table row.
+ */
+async function measureFilterCost(
+  filtered: ServerProcess,
+  twin: ServerProcess,
+  accepted: Set<string>,
+): Promise<[string, string, string, string]> {
+  const twinAccepted = new Set<string>();
+  const on: number[] = [];
+  const off: number[] = [];
+  progress(`spam filter: warm-up ${WARMUP_SECONDS} s on the twin with the filter off`);
+  await measureContact(twin, WARMUP_SECONDS, CONTACT_CONNECTIONS, twinAccepted);
+  for (let round = 1; round <= SPAM_ROUNDS; round++) {
+    for (const [name, server, mailbox, references, rates] of [
+      ['off', twin, unfilteredSink, twinAccepted, off],
+      ['on', filtered, sink, accepted, on],
+    ] as const) {
+      if (!mailbox || !(await waitForDelivery(mailbox, server, references, DRAIN_TIMEOUT_MS))) throw new Error('a load was not delivered');
+      const result = await measureContact(server, CONTACT_SECONDS, CONTACT_CONNECTIONS, references);
+      rates.push(result.acceptedPerS);
+      progress(`spam filter round ${round}, filter ${name}: ${fmt(result.acceptedPerS)} accepted/s (non-2xx ${result.non2xx})`);
+    }
+  }
+  const bestOn = Math.max(...on);
+  const bestOff = Math.max(...off);
+  const ratio = bestOn / bestOff;
+  return [
+    `POST /api/contact accepted/s, spam filter on / off (best of ${SPAM_ROUNDS} each, alternating)`,
+    `${fmt(bestOn)} / ${fmt(bestOff)}`,
+    `on ≥ ${TARGET_FILTER_RATIO * 100} % of off`,
+    `${verdict(ratio >= TARGET_FILTER_RATIO)}; ${(ratio * 100).toFixed(0)} %; rounds on: ${on.map(fmt).join(', ')}; off: ${off.map(fmt).join(', ')}`,
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------

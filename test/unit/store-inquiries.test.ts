@@ -98,7 +98,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       );
     });
 
-    it("find, for an intake batch, the stored keys, each fingerprint's earliest recent inquiry (of equal times the first reference) and the taken references", async () => {
+    it("find, for an intake batch, the stored keys, each fingerprint's earliest recent inquiry (of equal times the first reference), the taken references and each body's first senders", async () => {
       await openTempStore();
       let run = 0;
       const base = Date.parse('2026-01-01T00:00:00Z');
@@ -108,15 +108,19 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
           suffix: fc.stringMatching(/^[0-9A-Z]{4}$/),
           fingerprint: fc.integer({ min: 0, max: 3 }),
           at: fc.integer({ min: 0, max: 4 }),
+          // A body hash or none (a short body), and one of a few senders, in either case.
+          body: fc.option(fc.integer({ min: 0, max: 2 })),
+          sender: fc.constantFrom('ann@x.example', 'ANN@x.example', 'ben@y.example', 'cat@z.example', 'dan@w.example'),
         }),
         { selector: (row) => row.suffix, maxLength: 10 },
       );
       await fc.assert(
         fc.asyncProperty(stored, fc.array(fc.boolean(), { maxLength: 10 }), fc.integer({ min: 0, max: 5 }), async (rows, keyed, since) => {
           run++;
-          const inquiries = rows.map(({ suffix, fingerprint, at }) => ({
-            inquiry: inquiry(`INQ-${run}${suffix}`, new Date(base + at)),
+          const inquiries = rows.map(({ suffix, fingerprint, at, body, sender }) => ({
+            inquiry: { ...inquiry(`INQ-${run}${suffix}`, new Date(base + at)), email: sender },
             fingerprint: `fp ${run} ${fingerprint}`,
+            bodyHash: body === null ? null : `body ${run} ${body}`,
           }));
           const keys = inquiries
             .filter((_, index) => keyed[index])
@@ -137,6 +141,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
                 fingerprints: [0, 1, 2, 3, 4].map((fingerprint) => `fp ${run} ${fingerprint}`),
                 since: new Date(base + since),
                 references,
+                senders: { bodyHashes: [0, 1, 2, 3].map((body) => `body ${run} ${body}`), since: new Date(base + since), limit: 2 },
               },
               tx,
             ),
@@ -150,10 +155,18 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
               recent.set(fingerprint, { reference: inquiry.reference, at });
             }
           }
+          const senders = new Map<string, Set<string>>();
+          for (const { inquiry, bodyHash } of inquiries) {
+            if (bodyHash === null || inquiry.receivedAt.getTime() < base + since) continue;
+            senders.set(bodyHash, (senders.get(bodyHash) ?? new Set()).add(inquiry.email.toLowerCase()));
+          }
+          // The first two senders of each body, in address order.
+          const firstSenders = [...senders].map(([body, all]) => [body, new Set([...all].sort().slice(0, 2))] as const);
           expect(facts).toEqual({
             keys: new Map(keys.map((key) => [key.key, key])),
             recent: new Map([...recent].map(([fingerprint, { reference }]) => [fingerprint, reference])),
             taken: new Set(references.slice(0, -1)),
+            senders: new Map(firstSenders),
           });
         }),
         { numRuns: 40 },
