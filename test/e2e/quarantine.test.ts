@@ -67,6 +67,17 @@ async function post(testApp: TestApp, body: unknown): Promise<Answer> {
   return { status: response.status, headers: Object.fromEntries(response.headers), body: text, reference: referenceOf(text) };
 }
 
+/** Polls `found` until it gives something truthy (15 s at most). */
+async function until<T>(found: () => T | undefined | false): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = found();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('waited 15 s in vain');
+    await sleep(25);
+  }
+}
+
 /** An answer with what differs between any two inquiries (reference, date, request id) taken out. */
 function shapeOf({ status, headers, body, reference }: Answer) {
   const { date: _date, 'x-request-id': _id, ...rest } = headers;
@@ -166,6 +177,79 @@ describe.each(BACKENDS)('the quarantine on $name', ({ fresh }) => {
     expect(metrics).toContain('studio_inquiry_inquiries_by_verdict_total{verdict="inbox"} 1');
     expect(metrics).toContain('studio_inquiry_inquiries_by_verdict_total{verdict="spam"} 1');
     expect(metrics).toContain('studio_inquiry_quarantines_by_reason_total{reason="too_many_links"} 1');
+  });
+
+  it("trusts the content of a claimed agent's inquiries, over HTTP and MCP, and not an anonymous agent's", async () => {
+    const { testApp, smtp, mailedTo, hooked } = await setUp('on');
+    const base = testApp.baseUrl;
+    const postJson = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    /** A token for the contact endpoint, or for /mcp (RFC 8707: each is its own audience). */
+    const tokenFor = async (assertion: string, resource = `${base}/`): Promise<string> => {
+      const response = await fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion, resource }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { access_token: string }).access_token;
+    };
+    const registered = async (name: string) =>
+      (await (await postJson('/agent/register', { type: 'anonymous', client_name: name })).json()) as {
+        client_id: string;
+        identity_assertion: string;
+        claim_token: string;
+      };
+    // A body of its own each: the same one from other addresses would count (repeated_message), claimed or not.
+    const pitchFrom = (email: string) => ({ ...SEO_PITCH, email, message: `${SEO_PITCH.message} Write to ${email}.` });
+    const pitchWith = async (token: string, email: string) => {
+      const response = await fetch(`${base}/api/contact`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(pitchFrom(email)),
+      });
+      expect(response.status).toBe(200);
+      return referenceOf(await response.text());
+    };
+
+    // An anonymous agent's token attributes its inquiry, and changes nothing about the verdict.
+    const anonymous = await registered('Anonymous agent');
+    const fromAnonymous = await pitchWith(await tokenFor(anonymous.identity_assertion), 'one@rankfast.example');
+
+    // The same agent kind, claimed by a person through the code mailed to them, is trusted.
+    const claimed = await registered('Claimed agent');
+    expect((await postJson('/agent/claim', { claim_token: claimed.claim_token, email: 'owner@agency.example' })).status).toBe(202);
+    const codeMail = await until(() => smtp.received.find((mail) => mail.envelope.to.includes('owner@agency.example')));
+    const otp = /\b(\d{6})\b/.exec(codeMail.parsed.text ?? '')?.[1];
+    expect((await postJson('/agent/claim', { claim_token: claimed.claim_token, otp })).status).toBe(200);
+    const token = await tokenFor(claimed.identity_assertion);
+    const fromClaimed = await pitchWith(token, 'two@rankfast.example');
+    const client = new Client({ name: 'claimed-agent', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${await tokenFor(claimed.identity_assertion, `${base}/mcp`)}` } },
+      }),
+    );
+    const overMcp = await client.callTool({ name: 'submit_inquiry', arguments: pitchFrom('three@rankfast.example') });
+    await client.close();
+    const fromClaimedOverMcp = String((overMcp.structuredContent as { reference?: unknown }).reference);
+
+    const judgements = await testApp.services.store.inquiries.judgements([fromAnonymous, fromClaimed, fromClaimedOverMcp]);
+    expect(judgements.get(fromAnonymous)?.verdict).toBe('spam');
+    for (const reference of [fromClaimed, fromClaimedOverMcp]) {
+      expect(judgements.get(reference)).toMatchObject({
+        verdict: 'inbox',
+        reasons: expect.arrayContaining([expect.objectContaining({ code: 'trusted_agent' })]),
+      });
+      expect((await testApp.services.store.inquiries.findByReference(reference))?.clientId).toBe(claimed.client_id);
+    }
+    expect((await testApp.services.store.inquiries.findByReference(fromAnonymous))?.clientId).toBe(anonymous.client_id);
+    await until(() => mailedTo(fromClaimedOverMcp) > 0 && hooked(fromClaimedOverMcp) > 0);
+    await sleep(500);
+    expect([fromAnonymous, fromClaimed, fromClaimedOverMcp].map((reference) => [mailedTo(reference), hooked(reference)])).toEqual([
+      [0, 0],
+      [1, 1],
+      [1, 1],
+    ]);
   });
 
   it('delivers the same inquiry as any other with SPAM_FILTER=off', async () => {
