@@ -48,8 +48,17 @@ const SHORTENER_HOSTS = new Set([
 ]);
 
 /** Every link in the text, email addresses aside, in order of appearance. */
+/** The last few texts' links: several rules read the same fields of one inquiry. */
+const recentLinks = new Map<string, string[]>();
+
 export function findLinks(text: string): string[] {
-  return text.replace(EMAIL_PATTERN, ' ').match(LINK_PATTERN) ?? [];
+  let links = recentLinks.get(text);
+  if (links === undefined) {
+    links = text.replace(EMAIL_PATTERN, ' ').match(LINK_PATTERN) ?? [];
+    if (recentLinks.size >= 8) recentLinks.clear();
+    recentLinks.set(text, links);
+  }
+  return [...links];
 }
 
 export function findEmailAddresses(text: string): string[] {

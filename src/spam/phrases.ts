@@ -1,176 +1,6 @@
-// Phrasing of the common kinds of contact-form spam, matched case-insensitively on whole words.
-// Plain words a brief uses ("SEO", "traffic", "invoice", "crypto") are never listed alone.
-
-/** The offer itself: selling links or rankings, gambling, loans, get-rich schemes, dunning. */
-const STRONG = [
-  'backlink',
-  'backlinks',
-  'link building',
-  'link-building',
-  'guest post',
-  'guest posts',
-  'guest posting',
-  'sponsored post',
-  'sponsored article',
-  'do-follow',
-  'dofollow',
-  'domain authority',
-  'DA 50',
-  'high DA',
-  'first page of Google',
-  'page 1 of Google',
-  'top of Google',
-  'not ranking',
-  'SEO services',
-  'SEO packages',
-  'SEO audit',
-  'keyword ranking',
-  'keyword rankings',
-  'search engine optimization services',
-  'link juice',
-  'niche edits',
-  'PBN',
-  'I noticed your website',
-  'noticed that your website',
-  'was checking your website',
-  'your website is not',
-  "your website isn't",
-  'your site is not',
-  'redesign your website',
-  'revamp your website',
-  'website owner',
-  'reply with yes',
-  'reply yes',
-  'reply "yes"',
-  'remove you from our list',
-  'crypto investment',
-  'crypto trading',
-  'cryptocurrency investment',
-  'trading bot',
-  'binary options',
-  'guaranteed returns',
-  'guaranteed profit',
-  'double your money',
-  'make money online',
-  'crypto airdrop',
-  'token airdrop',
-  'online casino',
-  'casino bonus',
-  'free spins',
-  'no deposit bonus',
-  'online slots',
-  'slot machines',
-  'payday loan',
-  'payday loans',
-  'instant loan',
-  'no credit check',
-  'merchant cash advance',
-  'overdue invoice',
-  'outstanding invoice',
-  'payment overdue',
-  'you have won',
-  'продвижение сайта',
-  'раскрутка сайта',
-  'казино',
-];
-
-/** A seller's wording (prices, services, opt-outs): a buyer rarely writes two or three of these. */
-const PITCH = [
-  'your business',
-  'grow your business',
-  'businesses like yours',
-  'agencies like yours',
-  'companies like yours',
-  'sites like yours',
-  'your existing website',
-  'SEO expert',
-  'SEO agency',
-  'SEO team',
-  'white hat',
-  'black hat',
-  'affordable price',
-  'affordable prices',
-  'affordable rates',
-  'reasonable price',
-  'no obligation',
-  'not interested',
-  'unsubscribe',
-  'opt out',
-  'Dear business owner',
-  'Hello dear',
-  'social media marketing',
-  'digital marketing services',
-  'lead generation',
-  'explainer video',
-  'virtual assistant',
-  'outsourcing partner',
-  'offshore team',
-  'white label',
-  'white-label',
-  'web design services',
-  'web development services',
-  'app development services',
-  'my rate',
-  'our rates',
-  'price list',
-  'trading platform',
-  'forex',
-  'wallet address',
-  'investment opportunity',
-  'passive income',
-  'earn money',
-  'work from home',
-  'sports betting',
-  'jackpot',
-  'personal loan',
-  'loan offer',
-  'business funding',
-  'bad credit',
-  'low interest',
-  'pre-approved',
-  'invoice attached',
-  'attached invoice',
-  'view invoice',
-  'outstanding balance',
-  'final notice',
-  'act now',
-  'limited time offer',
-  '100% guaranteed',
-  'risk-free',
-  'risk free',
-  'claim your',
-  'click here',
-];
-
-/** Wording a buyer may use too ("your website", "free quote"): it counts little, and only so far. */
-const WEAK = [
-  'your website',
-  'your site',
-  'came across your website',
-  'visited your website',
-  'reaching out',
-  'quick call',
-  'Dear Sir',
-  'more traffic',
-  'organic traffic',
-  'targeted traffic',
-  'rank higher',
-  'ranking well',
-  'Google ranking',
-  'more leads',
-  'more customers',
-  'free quote',
-  'free audit',
-  'free consultation',
-  'best price',
-  'if you are interested',
-  "if you're interested",
-  'if interested',
-  'credit score',
-  'wire transfer',
-  'special offer',
-  'bitcoin',
-];
+// Phrasing of the common kinds of contact-form spam (phrase-lists.ts), matched case-insensitively
+// on whole words.
+import { PITCH, STRONG, WEAK } from './phrase-lists.js';
 
 export type PhraseStrength = 'strong' | 'pitch' | 'weak';
 
@@ -178,23 +8,56 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-function compile(phrase: string, strength: PhraseStrength) {
-  const body = escapeRegExp(phrase).replace(/\s+/g, '\\s+');
-  return { phrase: phrase.toLowerCase(), strength, pattern: new RegExp(`(?<![\\p{L}\\p{N}])${body}(?![\\p{L}\\p{N}])`, 'iu') };
-}
-
-const PHRASES = [
-  ...STRONG.map((phrase) => compile(phrase, 'strong')),
-  ...PITCH.map((phrase) => compile(phrase, 'pitch')),
-  ...WEAK.map((phrase) => compile(phrase, 'weak')),
-];
+/** Chinese and Japanese write no spaces between words: a phrase in them is matched anywhere. */
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 export interface FoundPhrase {
   phrase: string;
   strength: PhraseStrength;
 }
 
-/** The distinct listed phrases the text contains, strongest first. */
+/** A phrase as matched text is compared: lower case, runs of whitespace as one space. */
+const keyOf = (text: string): string => text.toLowerCase().replace(/\s+/gu, ' ');
+
+const BY_KEY = new Map<string, FoundPhrase>();
+for (const [list, strength] of [
+  [WEAK, 'weak'],
+  [PITCH, 'pitch'],
+  [STRONG, 'strong'],
+] as const) {
+  for (const phrase of list) BY_KEY.set(keyOf(phrase), { phrase: keyOf(phrase), strength });
+}
+
+/** One pattern for all phrases, longest first, so that a scan finds "guest posts" before "guest post". */
+function alternation(phrases: readonly string[], bounded: boolean): RegExp {
+  const bodies = [...phrases]
+    .sort((a, b) => b.length - a.length)
+    .map((phrase) => escapeRegExp(phrase).replace(/\s+/g, '\\s+'))
+    .join('|');
+  const pattern = bounded ? `(?<![\\p{L}\\p{N}])(?:${bodies})(?![\\p{L}\\p{N}])` : `(?:${bodies})`;
+  return new RegExp(pattern, 'giu');
+}
+
+const PHRASE_KEYS = [...BY_KEY.keys()];
+const SPACED = alternation(
+  PHRASE_KEYS.filter((phrase) => !UNSPACED.test(phrase)),
+  true,
+);
+const ANYWHERE = alternation(
+  PHRASE_KEYS.filter((phrase) => UNSPACED.test(phrase)),
+  false,
+);
+
+/** The distinct listed phrases the text contains, those inside a longer one too ("your website" in "visited your website"). */
 export function findSpamPhrases(text: string): FoundPhrase[] {
-  return PHRASES.filter(({ pattern }) => pattern.test(text)).map(({ phrase, strength }) => ({ phrase, strength }));
+  const found = new Map<string, FoundPhrase>();
+  for (const pattern of [SPACED, ANYWHERE]) {
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      const phrase = BY_KEY.get(keyOf(match[0]));
+      if (phrase) found.set(phrase.phrase, phrase);
+      pattern.lastIndex = match.index + 1; // the next match may start inside this one
+    }
+  }
+  return [...found.values()];
 }

@@ -1,10 +1,15 @@
 // The spam rules: each looks at one thing and says how many points it adds, and why.
 // The points come from SPAM_WEIGHTS (weights.ts); docs/spam.md has an example of each rule.
 import { disposableDomainOf } from './disposable.js';
+import { hypeEmoji, promisesMoney } from './hype.js';
 import { findEmailAddresses, findLinks, hasMarkupLink, hostOf, isExplicitLink, isShortener } from './links.js';
+import { joinSpeltOut, mixedScriptWords } from './obfuscation.js';
 import { findSpamPhrases, type PhraseStrength } from './phrases.js';
+import { pitchParts } from './pitch.js';
 import { looksRandom } from './random-name.js';
+import { nameRoles } from './sender-name.js';
 import type { SpamCode, SpamInquiry, SpamSignals } from './types.js';
+import { spamLogOdds } from './vocabulary.js';
 import { SPAM_WEIGHTS } from './weights.js';
 
 export interface RuleHit {
@@ -59,7 +64,8 @@ export const markupLink: ContentRule = (inquiry) => {
 };
 
 export const spamPhrases: ContentRule = (inquiry) => {
-  const phrases = findSpamPhrases([inquiry.message, inquiry.company ?? ''].join('\n'));
+  // Words spelt out letter by letter ("S.E.O") are read joined.
+  const phrases = findSpamPhrases(joinSpeltOut([inquiry.message, inquiry.company ?? ''].join('\n')).text);
   if (phrases.length === 0) return null;
   const { weakMaxPoints, ...weights } = SPAM_WEIGHTS.spamPhrase;
   const pointsOf = (strength: PhraseStrength): number => phrases.filter((found) => found.strength === strength).length * weights[strength];
@@ -83,6 +89,54 @@ export const randomName: ContentRule = ({ firstName, lastName, company }) => {
   const random = fields.filter(([, text]) => looksRandom(text)).map(([field]) => field);
   if (random.length === 0) return null;
   return { code: 'random_name', points: random.length * SPAM_WEIGHTS.randomName, detail: `random letters in the ${listed(random)}` };
+};
+
+export const obfuscatedText: ContentRule = (inquiry) => {
+  const text = [inquiry.firstName, inquiry.lastName, inquiry.company ?? '', inquiry.message].join('\n');
+  const mixed = mixedScriptWords(text);
+  const spelt = joinSpeltOut(text).long;
+  const { perWord, maxPoints } = SPAM_WEIGHTS.speltOut;
+  const points = (mixed.length >= 2 ? SPAM_WEIGHTS.mixedScript : 0) + Math.min(spelt.length * perWord, maxPoints);
+  if (points === 0) return null;
+  const seen = [
+    ...(mixed.length >= 2 ? [`${mixed.length} words mixing Latin and look-alike letters`] : []),
+    ...spelt.map((word) => `"${word}" spelt out`),
+  ];
+  return { code: 'obfuscated_text', points, detail: listed(seen) };
+};
+
+export const salesPitch: ContentRule = ({ message }) => {
+  const parts = pitchParts(joinSpeltOut(message).text);
+  if (parts < 2) return null;
+  const points = parts === 3 ? SPAM_WEIGHTS.salesPitch.allThree : SPAM_WEIGHTS.salesPitch.two;
+  return { code: 'sales_pitch', points, detail: `${parts} of a pitch's parts (their business, an offer, an ask), no need of its own` };
+};
+
+export const roleName: ContentRule = ({ firstName, lastName }) => {
+  const { role, brand } = nameRoles(firstName, lastName);
+  if (!role && !brand) return null;
+  const points = (role ? SPAM_WEIGHTS.roleName.role : 0) + (brand ? SPAM_WEIGHTS.roleName.brand : 0);
+  const detail = [...(role ? ['a team or department'] : []), ...(brand ? ['a famous brand'] : [])].join(' and ');
+  return { code: 'role_name', points, detail: `the sender's name is ${detail}` };
+};
+
+export const hype: ContentRule = ({ message }) => {
+  const emoji = hypeEmoji(message).count >= 3;
+  const money = promisesMoney(message);
+  if (!emoji && !money) return null;
+  const points = (emoji ? SPAM_WEIGHTS.hype.emoji : 0) + (money ? SPAM_WEIGHTS.hype.money : 0);
+  const detail = [...(emoji ? ['promotion emoji'] : []), ...(money ? ['money promised'] : [])].join(' and ');
+  return { code: 'hype', points, detail };
+};
+
+export const spamVocabulary: ContentRule = ({ message }) => {
+  const odds = spamLogOdds(message);
+  if (odds <= SPAM_WEIGHTS.spamVocabulary.above) return null;
+  return {
+    code: 'spam_vocabulary',
+    points: SPAM_WEIGHTS.spamVocabulary.points,
+    detail: `words of spam more than of briefs (log-odds ${odds})`,
+  };
 };
 
 export const repeatedMessage: SignalRule = ({ repeatedFromOtherAddresses }) => {
@@ -115,6 +169,11 @@ export const CONTENT_RULES: readonly ContentRule[] = [
   spamPhrases,
   disposableEmail,
   randomName,
+  obfuscatedText,
+  salesPitch,
+  roleName,
+  hype,
+  spamVocabulary,
 ];
 
 export const SIGNAL_RULES: readonly SignalRule[] = [honeypot, proofOfWork, repeatedMessage];

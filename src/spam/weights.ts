@@ -19,6 +19,18 @@ export const SPAM_WEIGHTS = Object.freeze({
   disposableEmail: 2,
   /** Per name field (first, last, company) that looks like "xkqzvbnmrt" or "GwXkzqpTrv". */
   randomName: 2.5,
+  /** Two or more words mixing Latin with look-alike Cyrillic or Greek letters ("Неllо"). */
+  mixedScript: 4,
+  /** Per word of five letters or more spelt out letter by letter ("b-a-c-k-l-i-n-k-s"), up to `maxPoints`. */
+  speltOut: { perWord: 1.5, maxPoints: 3 },
+  /** Of a pitch's three parts (their business, an offer, an ask) with no need of its own: all three, or two. */
+  salesPitch: { allThree: 3, two: 1.5 },
+  /** A team or department as the sender's name ("Listing Support"), or a famous brand ("Google …"). */
+  roleName: { role: 1.5, brand: 2.5 },
+  /** Hype: three or more promotion emoji ("🚀🔥💰"), and money promised ("earn $500 a day"). */
+  hype: { emoji: 1.5, money: 2 },
+  /** The message's words are those of spam: naive Bayes log-odds (vocabulary.ts) above `above`. */
+  spamVocabulary: { above: 4, points: 2 },
   /** Per other address that sent the same body within an hour, up to `maxPoints`. */
   repeatedMessage: { perAddress: 2.5, maxPoints: 7.5 },
   /** The hidden field that people never see was filled in. */

@@ -105,7 +105,15 @@ describe('disposable_email', () => {
   });
 
   it('lets ordinary providers and privacy relays pass', () => {
-    for (const email of ['ana@gmail.com', 'li@163.com', 'jo@proton.me', 'me@duck.com', 'x1@mozmail.com', 'a@simplelogin.com']) {
+    for (const email of [
+      'ana@gmail.com',
+      'li@163.com',
+      'jo@proton.me',
+      'me@duck.com',
+      'x1@mozmail.com',
+      'a@simplelogin.com',
+      'b@aleeas.com',
+    ]) {
       expect(codesOf({ email })).toEqual([]);
     }
   });
@@ -137,6 +145,103 @@ describe('random_name', () => {
       ['Nkosinathi', 'Mthembu'],
     ];
     for (const [firstName = '', lastName = ''] of names) expect(codesOf({ firstName, lastName })).toEqual([]);
+  });
+});
+
+describe('obfuscated_text', () => {
+  it('catches words mixing Latin with look-alike Cyrillic or Greek letters', () => {
+    // "Неllо! Gеt mоrе" with Cyrillic Н, е and о among the Latin letters.
+    const message = 'Не\u006c\u006cо! Gеt mоrе clients for your business today.';
+    expect(codesOf({ message })).toContain('obfuscated_text');
+    expect(judge({ ...brief, message }, NEUTRAL_SIGNALS).score).toBeGreaterThanOrEqual(SPAM_WEIGHTS.mixedScript);
+  });
+
+  it('catches long words spelt out letter by letter, and reads them joined for the phrase list', () => {
+    const message = 'We offer b-a-c-k-l-i-n-k-s and G o o g l e ranking.';
+    const judgement = judge({ ...brief, message }, NEUTRAL_SIGNALS);
+    expect(judgement.reasons.map(({ code }) => code)).toEqual(expect.arrayContaining(['spam_phrases', 'obfuscated_text']));
+    expect(judgement.reasons.find(({ code }) => code === 'spam_phrases')?.detail).toContain('backlinks');
+  });
+
+  it('lets text in one script, abbreviations and short spelt-out words pass', () => {
+    for (const message of [
+      'Мы хотим новый сайт для нашей пекарни в Москве, с онлайн-заказом.',
+      'Ελπίζουμε σε μια νέα ιστοσελίδα για το ξενοδοχείο μας στη Νάξο.',
+      'We sell to the U.S.A. and the E.U., e.g. via A/B tests; our brand is K.I.S.S.',
+      'Jürgen Wößner from Zoë & Søren ApS, Plan A, B and C.',
+    ]) {
+      expect(codesOf({ message })).toEqual([]);
+    }
+  });
+});
+
+describe('sales_pitch', () => {
+  it("catches a message speaking of the recipient's business that offers and asks, with no need of its own", () => {
+    const message =
+      'Are you still losing visitors on your website? We help studios convert twice as many. Would you be open to a 10-minute call?';
+    expect(codesOf({ message })).toContain('sales_pitch');
+    expect(judge({ ...brief, message }, NEUTRAL_SIGNALS).reasons.find(({ code }) => code === 'sales_pitch')?.detail).toMatch(/^3 of/);
+  });
+
+  it('lets a brief pass that says what its sender needs, however it speaks of the studio', () => {
+    const message =
+      'We love your studio and your portfolio. We need a new booking site by June; our budget is 12k. Would you be open to a call? We can send the brief.';
+    expect(codesOf({ message })).toEqual([]);
+  });
+});
+
+describe('role_name', () => {
+  it('catches a team or department as a name, and a famous brand more', () => {
+    expect(codesOf({ firstName: 'Listing', lastName: 'Support' })).toEqual(['role_name']);
+    const brand = judge({ ...brief, firstName: 'Google Business', lastName: 'Support' }, NEUTRAL_SIGNALS);
+    expect(brand.score).toBe(SPAM_WEIGHTS.roleName.role + SPAM_WEIGHTS.roleName.brand);
+    expect(brand.verdict).toBe('spam');
+  });
+
+  it('lets people pass, whatever their company is called, Sales and Seo as surnames included', () => {
+    for (const [firstName, lastName] of [
+      ['Maria', 'Sales'],
+      ['Ji-woo', 'Seo'],
+      ['Ann', 'Lee'],
+    ]) {
+      expect(codesOf({ firstName, lastName, company: 'Google Support Services Ltd' })).toEqual([]);
+    }
+  });
+});
+
+describe('hype', () => {
+  it('catches promotion emoji, and money promised in any of several languages', () => {
+    expect(codesOf({ message: 'New drop 🚀🔥💰 grab it now' })).toEqual(['hype']);
+    for (const message of [
+      'I turned $250 into $8,420 in three weeks.',
+      'Ganhe R$ 500 por dia no celular.',
+      'Бонус 15 000 ₽ новым игрокам.',
+    ]) {
+      expect(codesOf({ message })).toContain('hype');
+    }
+  });
+
+  it('lets a budget, prices and a cheerful emoji pass', () => {
+    for (const message of [
+      'Our budget is $8,000 and we pay €200 per month for hosting today. 🙂',
+      'Revenue grew 20% last year; we charge €45 per class. 🎉',
+    ]) {
+      expect(codesOf({ message })).toEqual([]);
+    }
+  });
+});
+
+describe('spam_vocabulary', () => {
+  it("catches a message in spam's words", () => {
+    const message =
+      'Hi, we help agencies get more clients with our lead generation team. Would you be interested in a free trial? Reply YES and I will send details.';
+    expect(codesOf({ message })).toContain('spam_vocabulary');
+  });
+
+  it("lets a brief in a brief's words pass", () => {
+    expect(
+      codesOf({ message: 'We need a new website for our bakery: online orders, a map and opening hours. Budget 6k, launch in May.' }),
+    ).toEqual([]);
   });
 });
 
@@ -182,7 +287,13 @@ describe('a claimed agent', () => {
     const judgement = judge(spammy, { ...NEUTRAL_SIGNALS, trustedAgent: true });
     expect(judgement.verdict).toBe('inbox');
     expect(judgement.score).toBe(0);
-    expect(judgement.reasons.map(({ code }) => code)).toEqual(['url_shortener', 'markup_link', 'spam_phrases', 'trusted_agent']);
+    expect(judgement.reasons.map(({ code }) => code)).toEqual([
+      'url_shortener',
+      'markup_link',
+      'spam_phrases',
+      'spam_vocabulary',
+      'trusted_agent',
+    ]);
     expect(judge(spammy, NEUTRAL_SIGNALS).verdict).toBe('spam');
   });
 

@@ -1,0 +1,32 @@
+// Text written to slip past filters: look-alike letters from another script inside a Latin word
+// ("Неllо", Cyrillic Н and е), and words spelt out letter by letter ("b-a-c-k-l-i-n-k-s", "S.E.O").
+
+/** A word's letters: Latin ones beside Cyrillic or Greek ones make a mixed-script word. */
+const WORD = /[\p{L}\p{M}]+/gu;
+const LATIN = /\p{Script=Latin}/u;
+const LOOK_ALIKE_SCRIPTS = /[\p{Script=Cyrillic}\p{Script=Greek}]/u;
+
+/** The words mixing Latin letters with Cyrillic or Greek ones. */
+export function mixedScriptWords(text: string): string[] {
+  return [...text.matchAll(WORD)].map(([word]) => word).filter((word) => LATIN.test(word) && LOOK_ALIKE_SCRIPTS.test(word));
+}
+
+/** Three or more single Latin letters, each separated by the same dot, hyphen, underscore or space. */
+const SPELT_OUT = /(?<![\p{L}\p{N}])[a-z](?:([.\-_ ])[a-z])(?:\1[a-z])+(?![\p{L}\p{N}])\.?/giu;
+
+export interface SpeltOut {
+  /** The text with each spelt-out word joined ("S.E.O" -> "SEO"): what the phrase list reads. */
+  readonly text: string;
+  /** The spelt-out words of at least five letters: short ones ("U.S.A.") are common abbreviations. */
+  readonly long: readonly string[];
+}
+
+export function joinSpeltOut(text: string): SpeltOut {
+  const long: string[] = [];
+  const joined = text.replace(SPELT_OUT, (run) => {
+    const word = run.replace(/[^a-z]/giu, '');
+    if (word.length >= 5) long.push(word);
+    return word;
+  });
+  return { text: joined, long };
+}
