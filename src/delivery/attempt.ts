@@ -1,6 +1,7 @@
 // One delivery attempt: wait for a send slot of the channel, check the lease is still held, send,
 // then record the outcome (a retry scheduled, or dead past the retry window) and log it.
 import type { Logger } from 'pino';
+import { maskEmailAddresses } from '../privacy.js';
 import type { AttemptOutcome, DeliveryRecord, DueDelivery } from '../storage/ports.js';
 import { nextAttemptAt, type RetryPolicy } from './backoff.js';
 import type { Channel, SendResult } from './channel.js';
@@ -44,9 +45,11 @@ export function createAttempts(options: AttemptOptions): (item: DueDelivery) => 
         log.warn('the lease ran out before the send could start; left to the worker that holds it now');
         return null;
       }
-      return await channel.send(delivery, payload);
+      // A server's error may quote an address (SMTP's "550 <a@b.example> unknown"): stored and logged masked.
+      const result = await channel.send(delivery, payload);
+      return result.outcome === 'succeeded' ? result : { ...result, error: maskEmailAddresses(result.error) };
     } catch (error) {
-      return { outcome: 'retry', error: error instanceof Error ? error.message : String(error) };
+      return { outcome: 'retry', error: maskEmailAddresses(error instanceof Error ? error.message : String(error)) };
     } finally {
       slots?.give();
     }

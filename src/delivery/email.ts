@@ -68,9 +68,12 @@ export function withTransportDefaults(smtpUrl: string): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
 
-/** Collapses line breaks and other control characters, so a value stays on its header line. */
+/** Invisible and format characters (zero-width spaces and joiners, soft hyphens, Hangul fillers): they hide or split words. */
+const INVISIBLE_CHARACTERS = /[\p{Cf}\u115f\u1160\u3164\uffa0]+/gu;
+
+/** Collapses line breaks and other control characters, so a value stays on its header line, and drops invisible ones. */
 export function headerSafe(value: string): string {
-  return value.replace(CONTROL_CHARACTERS, ' ').replace(/\s+/g, ' ').trim();
+  return value.replace(CONTROL_CHARACTERS, ' ').replace(INVISIBLE_CHARACTERS, '').replace(/\s+/g, ' ').trim();
 }
 
 /**

@@ -149,15 +149,18 @@ describe('email', () => {
     expect(classifySmtpError(error).outcome).toBe(outcome);
   });
 
-  it('headerSafe leaves no line break, control character or bidi override', () => {
+  it('headerSafe leaves no line break, control character, bidi override or invisible character', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (value) => {
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the property is about control characters
-        expect(headerSafe(value)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+        expect(headerSafe(value)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\u3164]/u);
       }),
     );
     expect(headerSafe('Eve\u0085Email: x@evil.test')).toBe('Eve Email: x@evil.test');
     expect(headerSafe('Eve \u202Egnp.exe')).toBe('Eve gnp.exe');
+    // Zero-width space, soft hyphen, word joiner, BOM and a Hangul filler: gone, the word whole again.
+    expect(headerSafe('Pay\u200bPal Se\u00adcu\u2060ri\ufeffty\u3164Team')).toBe('PayPal SecurityTeam');
+    expect(headerSafe('Zoë Ørsted 李')).toBe('Zoë Ørsted 李');
   });
 
   it('puts no field of the inquiry into a header unescaped, nor a line of its own into the body', () => {
