@@ -1,6 +1,6 @@
 // Opens a SQLite file as a Kysely handle: WAL, durable commits, transactions that take the write
 // lock at their begin, prepared statements kept, and the file's identity checked before commits.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, type DialectAdapter, type Driver, Kysely, SqliteAdapter, SqliteDialect } from 'kysely';
@@ -78,9 +78,34 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   }
 }
 
-/** Opens (creating it if need be) and migrates the SQLite database at `path`. */
+/** The database and its -wal and -shm files: readable by the service's user alone. */
+const PRIVATE_FILE = 0o600;
+/** A folder the service creates for its database. */
+const PRIVATE_FOLDER = 0o700;
+
+/**
+ * Creates the database file 0600 if it is not there, and takes group and other access away from it
+ * and its -wal and -shm if they have any: SQLite gives those the database file's mode.
+ */
+function makePrivate(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_FOLDER });
+  try {
+    closeSync(openSync(path, 'wx', PRIVATE_FILE)); // an empty file is an empty SQLite database
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, PRIVATE_FILE);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
+/** Opens (creating it if need be, private to the service's user) and migrates the SQLite database at `path`. */
 export async function openSqlite(path: string): Promise<OpenDatabase> {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') makePrivate(path);
   const sqlite = new SQLite(path);
   // WAL lets readers (health, CLI) run beside the writer.
   sqlite.pragma('journal_mode = WAL');
