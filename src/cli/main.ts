@@ -4,6 +4,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import type { Store } from '../storage/ports.js';
+import { backup } from './backup.js';
 import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
 import { systemErrorText } from './format.js';
 import { InboxError, openInbox } from './inbox.js';
@@ -25,6 +26,9 @@ Commands:
       Move an inbox inquiry to the quarantine (deliveries already made stay made).
   requeue <reference> | requeue --all
       Put failed and dead deliveries back in the queue; the running server sends them.
+  backup <file>
+      A consistent copy of the SQLite database, taken while the server runs, written 0600.
+      Never overwrites a file. For PostgreSQL use pg_dump.
   help
       This text.
 
@@ -49,6 +53,7 @@ const COMMANDS: Record<string, { options: Options; prepare: (values: Values, pos
     prepare: exportInquiries,
   },
   requeue: { options: { ...help, all: { type: 'boolean' } }, prepare: requeue },
+  backup: { options: help, prepare: backup },
   release: { options: help, prepare: (_values, positionals) => toVerdict('inbox', positionals) },
   spam: { options: help, prepare: (_values, positionals) => toVerdict('spam', positionals) },
 };

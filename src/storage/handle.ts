@@ -9,6 +9,8 @@ export interface OpenDatabase {
   readonly dialect: Dialect;
   /** The cheapest round trip to the database, for the health check: straight to the driver, not through Kysely. */
   readonly ping: () => Promise<void>;
+  /** SQLite only: a consistent copy of the database at `destination` (a new file), taken while it is in use. */
+  readonly backup?: (destination: string) => Promise<void>;
 }
 
 export interface OpenOptions {

@@ -379,6 +379,8 @@ export interface Store {
    */
   afterCommit(tx: Tx, callback: () => void): void;
   ping(): Promise<void>;
+  /** A consistent copy of a SQLite database in a new file (absent on PostgreSQL: pg_dump's part). */
+  readonly backup?: (destination: string) => Promise<void>;
   close(): Promise<void>;
 }
 

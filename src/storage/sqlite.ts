@@ -1,6 +1,6 @@
 // Opens a SQLite file as a Kysely handle: WAL, durable commits, transactions that take the write
 // lock at their begin, prepared statements kept, and the file's identity checked before commits.
-import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, linkSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, type DialectAdapter, type Driver, Kysely, SqliteAdapter, SqliteDialect } from 'kysely';
@@ -147,5 +147,22 @@ function connectSqlite(sqlite: SQLite.Database): OpenDatabase {
       probe.get();
       checkFile();
     },
+    backup: (destination) => backupSqlite(sqlite, destination),
   };
+}
+
+/**
+ * SQLite's online backup into `destination`, which must not exist: written 0600 beside it first and
+ * renamed once whole, so that no half-written copy ever has the name. Writers go on meanwhile.
+ */
+async function backupSqlite(sqlite: SQLite.Database, destination: string): Promise<void> {
+  const partial = `${destination}.partial`;
+  closeSync(openSync(partial, 'wx', PRIVATE_FILE));
+  try {
+    await sqlite.backup(partial);
+    chmodSync(partial, PRIVATE_FILE);
+    linkSync(partial, destination); // fails if the destination appeared meanwhile: never overwritten
+  } finally {
+    rmSync(partial, { force: true });
+  }
 }

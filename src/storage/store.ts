@@ -13,7 +13,7 @@ import { inTransaction } from './transaction.js';
 /** PostgreSQL runs write transactions in parallel, each overlapping the others' round trips and commits. */
 const POSTGRES_PARALLEL_WRITES = 4;
 
-export function createStore({ db, dialect, ping }: OpenDatabase): Store {
+export function createStore({ db, dialect, ping, backup }: OpenDatabase): Store {
   const q = executorOn(db);
   const inquiries = createInquiryStore(db, q, dialect);
   const idempotency = createIdempotencyStore(db, q, dialect);
@@ -54,6 +54,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
       callbacks.push(callback);
     },
     ping,
+    ...(backup && { backup }),
     close: () => db.destroy(),
   };
 }
