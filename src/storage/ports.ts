@@ -67,7 +67,8 @@ export interface InquiryStore {
   }): Promise<InquiryRecord[]>;
   /**
    * Sets the verdict of an inquiry; on a move to the inbox, queues in the same transaction a delivery
-   * due at `now` per channel it has none on. False, and nothing written, where it has that verdict already or none exists.
+   * due at `now` per channel it has none on; a move to the quarantine at `now` is for the next digest.
+   * False, and nothing written, where it has that verdict already or none exists.
    */
   setVerdict(reference: string, verdict: InquiryVerdict, channels: readonly string[], now: Date): Promise<boolean>;
   /** How many inquiries were received after `since` (by any instance), counting no further than `limit`. */
@@ -152,9 +153,13 @@ export interface DeliveryAttempt {
   readonly durationMs: number;
 }
 
-/** Mail the service itself sends (a claim code), through the same outbox as inquiries. */
+/**
+ * What the service itself sends (a claim code, the quarantine digest), through the same outbox as
+ * inquiries. On the webhook channel it is an event: `body` the JSON posted, `subject` its type.
+ */
 export interface ServiceMessage {
   readonly id: string;
+  /** The mailbox; empty for an event. */
   readonly to: string;
   readonly subject: string;
   readonly body: string;
@@ -229,6 +234,35 @@ export interface Outbox {
   countByChannelAndStatus(): Promise<{ channel: string; status: DeliveryStatus; count: number }[]>;
 }
 
+// The quarantine digest (docs/spam.md).
+
+/** A quarantined inquiry as a digest lists it. */
+export interface QuarantinedInquiry {
+  readonly inquiry: InquiryRecord;
+  readonly judgement: InquiryJudgement;
+  /** When it went to the quarantine: its receipt, or when it was moved there later. */
+  readonly quarantinedAt: Date;
+}
+
+/** What a digest takes from the quarantine. */
+export interface DigestContents {
+  /** When the digest before it was taken; null for the first. */
+  readonly since: Date | null;
+  /** The inquiries it takes: every one quarantined and listed by no digest since. */
+  readonly total: number;
+  /** Of those, up to the limit asked: the lowest scores first, then the earliest quarantined. */
+  readonly listed: readonly QuarantinedInquiry[];
+}
+
+export interface DigestStore {
+  /**
+   * Records the digest and takes into it the inquiries of DigestContents (an inquiry moved to the
+   * quarantine again is taken again), in `tx`. Null, and nothing written, where `period` has its
+   * digest already: once per period, across instances. A null period is never taken already.
+   */
+  take(digest: { id: string; period: string | null; at: Date; limit: number }, tx: Tx): Promise<DigestContents | null>;
+}
+
 // The store as a whole.
 
 export interface TransactionOptions {
@@ -253,6 +287,7 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   readonly intake: IntakeStore;
   readonly outbox: Outbox;
+  readonly digests: DigestStore;
   /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**

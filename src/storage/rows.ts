@@ -39,6 +39,8 @@ export function inquiryRow({ inquiry, fingerprint, judgement = UNJUDGED }: NewIn
     verdict: judgement.verdict,
     spam_score: judgement.score,
     spam_reasons: JSON.stringify(judgement.reasons),
+    quarantined_at: null,
+    digest_id: null,
   };
 }
 

@@ -19,6 +19,10 @@ export interface InquiriesTable {
   spam_score: number;
   /** JSON array of {code, detail}: why the rules scored it so. */
   spam_reasons: string;
+  /** When a move put it in the quarantine after its receipt (migration 016); null otherwise. */
+  quarantined_at: number | null;
+  /** The quarantine digest that took it since it was last quarantined (migration 016). */
+  digest_id: string | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -132,6 +136,16 @@ export interface ClaimCodeSendsTable {
   expires_at: number;
 }
 
+/** A quarantine digest taken (migration 016): once per period; a null period is `digest --send`'s. */
+export interface QuarantineDigestsTable {
+  id: string;
+  /** The UTC day (YYYY-MM-DD) of the schedule's digest. */
+  period: string | null;
+  taken_at: number;
+  /** How many inquiries it took. */
+  total: number;
+}
+
 export interface Database {
   messages: MessagesTable;
   agent_claims: AgentClaimsTable;
@@ -145,4 +159,5 @@ export interface Database {
   revoked_tokens: RevokedTokensTable;
   used_assertions: UsedAssertionsTable;
   claim_code_sends: ClaimCodeSendsTable;
+  quarantine_digests: QuarantineDigestsTable;
 }

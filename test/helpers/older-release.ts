@@ -22,6 +22,14 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  [
+    '016_quarantine_digests',
+    async (db) => {
+      await dropIndexes('inquiries_undigested_spam', 'inquiries_digest')(db);
+      await dropColumns('inquiries', 'quarantined_at', 'digest_id')(db);
+      await dropTable('quarantine_digests')(db);
+    },
+  ],
   ['013_inquiry_verdicts', dropColumns('inquiries', 'verdict', 'spam_score', 'spam_reasons')],
   [
     '012_claim_code_sends_by_domain',
