@@ -120,6 +120,7 @@ describe.each(BACKENDS)('the quarantine digest on $name', ({ fresh }) => {
     expect(text).toContain(`   Release: studio-inquiry release ${spam}\n`);
     expect(text).not.toContain(inbox);
     await receiver.waitFor((received) => received.length >= 1);
+    expect(await testApp.services.metrics.registry.metrics()).toContain('studio_inquiry_quarantine_digests_total{channel="email"} 1');
 
     // Another look, and a restart on the same day: the day's digest is not sent again.
     await testApp.services.digests.check();
@@ -227,6 +228,7 @@ describe.each(BACKENDS)('the quarantine digest on $name', ({ fresh }) => {
     await testApp.services.digests.check();
     await sleep(300);
     expect(digestEvents(receiver)).toHaveLength(1);
+    expect(await testApp.services.metrics.registry.metrics()).toContain('studio_inquiry_quarantine_digests_total{channel="webhook"} 1');
   });
 });
 
