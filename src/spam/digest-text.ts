@@ -48,10 +48,10 @@ const inquiries = (count: number): string => (count === 1 ? '1 inquiry' : `${cou
 export function digestMail(contents: DigestContents): { subject: string; body: string } {
   const { since, total, listed } = contents;
   const window = since === null ? 'since digests began' : `since the last digest (${since.toISOString()})`;
+  // One line per paragraph: mail clients wrap it to their width.
   const intro =
-    `${inquiries(total)} went to the quarantine ${window}. They were stored and answered as usual, but not\n` +
-    'delivered. If one is a real inquiry, release it with the command under it: its email and webhook\n' +
-    'are then sent as for any other.\n';
+    `${inquiries(total)} went to the quarantine ${window}. Each was stored and answered as usual, but not delivered. ` +
+    'If one is a real inquiry, release it with the command under it: its email and webhook are then sent as for any other.\n';
   const more = total - listed.length;
   const rest = more > 0 ? `\n${inquiries(more)} more, with higher scores: studio-inquiry list --spam\n` : '';
   return {
