@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client): requests by route and status, inquiries accepted and by verdict,
-// quarantines by reason, quarantine digests queued, deliveries by channel and state (read from the outbox at scrape time, so every
-// instance reports the shared truth), delivery latency, and the process's own metrics.
+// quarantines by reason, quarantine digests queued, deliveries by channel and state (read from the
+// outbox at scrape time, so every instance reports the shared truth), delivery latency, and the
+// process's own metrics.
 
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
