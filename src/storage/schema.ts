@@ -25,6 +25,9 @@ export interface InquiriesTable {
   digest_id: string | null;
 }
 
+/** An inquiry as intake inserts it: the quarantine digest's columns (migration 016) start null. */
+export type NewInquiryRow = Omit<InquiriesTable, 'quarantined_at' | 'digest_id'>;
+
 export interface IdempotencyKeysTable {
   key: string;
   request_hash: string;
