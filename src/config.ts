@@ -3,7 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
-import { DEFAULT_SPAM_THRESHOLD } from './spam/weights.js';
+import { ConfigError } from './config/errors.js';
+import { parseSpamDigest, parseSpamFilter, type SpamDigestConfig, type SpamFilterConfig } from './config/spam.js';
+
+export { ConfigError, oneLine } from './config/errors.js';
 
 export type DatabaseConfig = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
 
@@ -36,29 +39,11 @@ export interface Config {
   /** SERVICE_MAIL_LIMIT: claim codes the service mails in any hour, to anyone (never inquiries). */
   readonly serviceMailLimit: number;
   /** SPAM_FILTER and SPAM_THRESHOLD: inquiries scoring the threshold or more are quarantined; null = filter off. */
-  readonly spamFilter: { readonly threshold: number } | null;
+  readonly spamFilter: SpamFilterConfig | null;
+  /** SPAM_DIGEST and SPAM_DIGEST_HOUR: the daily digest of the quarantine; null = off (docs/spam.md). */
+  readonly spamDigest: SpamDigestConfig | null;
   /** Settings that are valid but do less than they may seem to: logged as warnings at start-up. */
   readonly warnings: readonly string[];
-}
-
-/** A character shown as its \u escape. */
-const escapeChar = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/**
- * The text on one line whatever it quotes: a line break (a value pasted with one) or another
- * control character is shown as its \u escape, so a start-up error cannot print lines of its own.
- */
-export const oneLine = (text: string): string => text.replace(/[\p{Cc}\u2028\u2029]/gu, escapeChar);
-
-/** A configuration value that cannot be used; its message is the one line printed at start-up. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(oneLine(`${variable}: ${problem}`));
-    this.name = 'ConfigError';
-  }
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -126,7 +111,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: redisUrl === undefined ? null : parseServerUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
     deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
     serviceMailLimit: parseServiceMailLimit(read('SERVICE_MAIL_LIMIT') ?? String(DEFAULT_SERVICE_MAIL_PER_HOUR)),
-    spamFilter: parseSpamFilter(read('SPAM_FILTER') ?? 'on', read('SPAM_THRESHOLD') ?? String(DEFAULT_SPAM_THRESHOLD)),
+    spamFilter: parseSpamFilter(read('SPAM_FILTER'), read('SPAM_THRESHOLD')),
+    spamDigest: parseSpamDigest(read('SPAM_DIGEST'), read('SPAM_DIGEST_HOUR')),
     warnings: Object.freeze(
       [
         smtpUrl === undefined &&
@@ -136,6 +122,9 @@ export function loadConfig(env: Env = process.env): Config {
         smtpUrl === undefined && read('MAIL_FROM') !== undefined && 'MAIL_FROM is set but SMTP_URL is not: no email is sent',
         webhookUrl !== undefined && webhookSecret === undefined && 'WEBHOOK_SECRET is not set: webhook requests are sent unsigned',
         webhookUrl === undefined && webhookSecret !== undefined && 'WEBHOOK_SECRET is set but WEBHOOK_URL is not: no webhook is sent',
+        read('SPAM_DIGEST') === 'off' &&
+          read('SPAM_DIGEST_HOUR') !== undefined &&
+          'SPAM_DIGEST_HOUR is set but SPAM_DIGEST is off: no digest is sent on a schedule',
       ].filter((warning) => warning !== false),
     ),
   };
@@ -365,18 +354,6 @@ function parseDeliveryLeaseSeconds(value: string): number {
     );
   }
   return seconds;
-}
-
-/** Bounds of SPAM_THRESHOLD: above 0 (at 0 every inquiry would be spam), at most the largest score worth setting. */
-const SPAM_THRESHOLD_MAX = 100;
-
-function parseSpamFilter(filter: string, threshold: string): { readonly threshold: number } | null {
-  if (filter !== 'on' && filter !== 'off') throw new ConfigError('SPAM_FILTER', `"${filter}" is neither on nor off`);
-  const score = Number(threshold);
-  if (!/^\d+(\.\d+)?$/.test(threshold) || score <= 0 || score > SPAM_THRESHOLD_MAX) {
-    throw new ConfigError('SPAM_THRESHOLD', `"${threshold}" is not a score above 0 and at most ${SPAM_THRESHOLD_MAX} (such as 4 or 5.5)`);
-  }
-  return filter === 'on' ? Object.freeze({ threshold: score }) : null;
 }
 
 function parseServiceMailLimit(value: string): number {

@@ -58,6 +58,7 @@ async function main(): Promise<void> {
   } catch (error) {
     await failStart(error, `DATABASE_URL: cannot write to the database (${databaseErrorCause(error)})`);
   }
+  services.digests.start();
   logger.info(
     { publicUrl: config.publicUrl, database: config.database.kind, channels: services.channels.map((c) => c.name) },
     'studio-inquiry is ready',

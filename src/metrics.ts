@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client): requests by route and status, inquiries accepted and by verdict,
-// quarantines by reason, deliveries by channel and state (read from the outbox at scrape time, so every
-// instance reports the shared truth), delivery latency, and the process's own metrics.
+// quarantines by reason, quarantine digests queued, deliveries by channel and state (read from the
+// outbox at scrape time, so every instance reports the shared truth), delivery latency, and the
+// process's own metrics.
 
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -47,6 +48,12 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>, {
     name: 'studio_inquiry_quarantines_by_reason_total',
     help: 'Inquiries quarantined, by each reason code that counted toward it (one inquiry counts under each of its codes).',
     labelNames: ['reason'],
+    registers: [registry],
+  });
+  const digests = new Counter({
+    name: 'studio_inquiry_quarantine_digests_total',
+    help: 'Quarantine digests this instance queued on its schedule, by channel (email, webhook; docs/spam.md).',
+    labelNames: ['channel'],
     registers: [registry],
   });
   /** Counts a new inquiry's verdict and, for spam, each of its reason codes once. */
@@ -102,5 +109,5 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>, {
     buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600, 24 * 3600],
     registers: [registry],
   });
-  return { registry, requests, inquiries, judged, deliveryLatency };
+  return { registry, requests, inquiries, judged, digests, deliveryLatency };
 }

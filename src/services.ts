@@ -17,6 +17,8 @@ import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createInquiryService, IDEMPOTENCY_KEY_TTL_MS, type InquiryService } from './inquiries/service.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { digestRoute } from './spam/digest.js';
+import { createDigestSchedule, type DigestSchedule } from './spam/digest-schedule.js';
 import { openDatabase } from './storage/database.js';
 import type { Store } from './storage/ports.js';
 import { createStore } from './storage/store.js';
@@ -29,6 +31,8 @@ export interface Services {
   readonly channels: readonly Channel[];
   readonly worker: DeliveryWorker;
   readonly inquiries: InquiryService;
+  /** The daily quarantine digest: started with the worker (src/main.ts). */
+  readonly digests: DigestSchedule;
   readonly metrics: Metrics;
   /** The Redis client of REDIS_URL (shared rate limits), or null. */
   readonly redis: Redis | null;
@@ -145,6 +149,17 @@ export async function createServices(
     onJudged: (judgement) => metrics.judged(judgement),
     ...(options.now && { now: options.now }),
   });
+  const digests = createDigestSchedule({
+    store,
+    route: digestRoute({ inquiryTo: config.smtp?.inquiryTo ?? null, webhook: config.webhook !== null }),
+    hourUtc: config.spamDigest?.hourUtc ?? null,
+    logger: logger.child({ component: 'digest' }),
+    now,
+    onQueued: ({ channel }) => {
+      metrics.digests.inc({ channel });
+      worker.wake();
+    },
+  });
   const purge = () => {
     Promise.all([
       store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),
@@ -163,10 +178,12 @@ export async function createServices(
     channels,
     worker,
     inquiries,
+    digests,
     metrics,
     redis,
     async close() {
       clearInterval(maintenance);
+      await digests.stop();
       await worker.stop();
       await Promise.all(channels.map((channel) => channel.close?.()));
       await store.close();

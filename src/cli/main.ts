@@ -6,6 +6,7 @@ import { type Config, ConfigError, loadConfig } from '../config.js';
 import type { Store } from '../storage/ports.js';
 import { backup } from './backup.js';
 import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
+import { digest } from './digest.js';
 import { systemErrorText } from './format.js';
 import { InboxError, openInbox } from './inbox.js';
 import { configuredChannels, moveInquiry, verdictReference } from './verdicts.js';
@@ -24,6 +25,9 @@ Commands:
       Move a quarantined inquiry to the inbox and queue its deliveries; the running server sends them.
   spam <reference>
       Move an inbox inquiry to the quarantine (deliveries already made stay made).
+  digest --send
+      Queue the digest of what went to the quarantine since the last digest now (by email to
+      INQUIRY_TO, else to the webhook); the running server sends it.
   requeue <reference> | requeue --all
       Put failed and dead deliveries back in the queue; the running server sends them.
   backup <file>
@@ -56,6 +60,7 @@ const COMMANDS: Record<string, { options: Options; prepare: (values: Values, pos
   backup: { options: help, prepare: backup },
   release: { options: help, prepare: (_values, positionals) => toVerdict('inbox', positionals) },
   spam: { options: help, prepare: (_values, positionals) => toVerdict('spam', positionals) },
+  digest: { options: { ...help, send: { type: 'boolean' } }, prepare: digest },
 };
 
 function toVerdict(verdict: 'inbox' | 'spam', positionals: readonly string[]): Work {

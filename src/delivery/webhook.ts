@@ -1,5 +1,5 @@
-// The webhook channel: POSTs each inquiry as JSON to WEBHOOK_URL, signed per Standard Webhooks
-// (docs/delivery.md; standardwebhooks.com spec, "Signature scheme").
+// The webhook channel: POSTs each inquiry (and the quarantine digest) as JSON to WEBHOOK_URL, signed
+// per Standard Webhooks (docs/delivery.md; standardwebhooks.com spec, "Signature scheme").
 import { createHmac } from 'node:crypto';
 import type { DeliveryRecord, InquiryRecord, Outgoing } from '../storage/ports.js';
 import type { Channel, SendResult } from './channel.js';
@@ -81,11 +81,9 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
   return {
     name: 'webhook',
     async send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
-      // Service messages go by email only; one here would be a bug, not worth retrying.
-      if (payload.kind !== 'inquiry') return { outcome: 'failed', error: 'the webhook carries inquiries only' };
-      const { inquiry } = payload;
+      // A service message on this channel is an event already (the quarantine digest): its body is sent as queued.
+      const body = payload.kind === 'inquiry' ? JSON.stringify(webhookPayload(payload.inquiry)) : payload.message.body;
       const sentAt = new Date();
-      const body = JSON.stringify(webhookPayload(inquiry));
       // One id per delivery, the same on every retry, so the receiver can drop repeats.
       const id = `msg_${delivery.id}`;
       const timestamp = Math.floor(sentAt.getTime() / 1000);

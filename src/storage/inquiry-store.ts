@@ -109,9 +109,10 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
     },
     async setVerdict(reference, verdict, channels, now) {
       return db.transaction().execute(async (trx) => {
+        // Into the quarantine: for the next digest (migration 016); out of it: its time there ends.
         const moved = await trx
           .updateTable('inquiries')
-          .set({ verdict })
+          .set(verdict === 'spam' ? { verdict, quarantined_at: now.getTime(), digest_id: null } : { verdict, quarantined_at: null })
           .where('reference', '=', reference)
           .where('verdict', '<>', verdict)
           .executeTakeFirst();

@@ -293,6 +293,35 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '016_quarantine_digests': {
+    // The quarantine digest (docs/spam.md): one row per digest taken, its period unique so that one
+    // instance takes it (null for `digest --send`); on an inquiry, the digest that took it since it
+    // was quarantined, and when a move (`spam REF`) quarantined it after its receipt.
+    async up(db) {
+      await db.schema
+        .createTable('quarantine_digests')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('period', 'text', (c) => c.unique())
+        .addColumn('taken_at', 'bigint', (c) => c.notNull())
+        .addColumn('total', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.alterTable('inquiries').addColumn('quarantined_at', 'bigint').execute();
+      await db.schema.alterTable('inquiries').addColumn('digest_id', 'text').execute();
+      // What the next digest takes, found without reading the inbox; and what a digest took.
+      await db.schema
+        .createIndex('inquiries_undigested_spam')
+        .on('inquiries')
+        .column('received_at')
+        .where(sql<boolean>`verdict = 'spam' and digest_id is null`)
+        .execute();
+      await db.schema
+        .createIndex('inquiries_digest')
+        .on('inquiries')
+        .column('digest_id')
+        .where(sql.ref('digest_id'), 'is not', null)
+        .execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

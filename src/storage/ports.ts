@@ -1,16 +1,15 @@
 // The storage ports: the records the domain reads and writes, the opaque transaction and the store
-// interfaces. Types only, importing nothing: the SQLite/PostgreSQL code implements them, the domain
-// depends on them alone (docs/architecture.md).
+// interfaces. Types only, importing nothing but the other ports (ports-*.ts, which it re-exports):
+// the SQLite/PostgreSQL code implements them, the domain depends on them alone (docs/architecture.md).
+import type { AuthStore } from './ports-auth.js';
+import type { Tx } from './ports-tx.js';
+
+export type * from './ports-auth.js';
+export type * from './ports-tx.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** An open transaction, passed back into store methods. */
-export type Tx = { readonly __brand: 'Tx' };
-
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';
-export type ClaimStatus = 'open' | 'initiated' | 'claimed' | 'ended';
-export type ClientStatus = 'active' | 'pending' | 'revoked';
-export type RegistrationType = 'anonymous' | 'verified_email' | 'id-jag';
 /** Where an inquiry went: the inbox (delivered) or the quarantine (stored, not delivered; docs/spam.md). */
 export type InquiryVerdict = 'inbox' | 'spam';
 
@@ -72,7 +71,8 @@ export interface InquiryStore {
   }): Promise<InquiryRecord[]>;
   /**
    * Sets the verdict of an inquiry; on a move to the inbox, queues in the same transaction a delivery
-   * due at `now` per channel it has none on. False, and nothing written, where it has that verdict already or none exists.
+   * due at `now` per channel it has none on; a move to the quarantine at `now` is for the next digest.
+   * False, and nothing written, where it has that verdict already or none exists.
    */
   setVerdict(reference: string, verdict: InquiryVerdict, channels: readonly string[], now: Date): Promise<boolean>;
   /** How many inquiries were received after `since` (by any instance), counting no further than `limit`. */
@@ -161,9 +161,13 @@ export interface DeliveryAttempt {
   readonly durationMs: number;
 }
 
-/** Mail the service itself sends (a claim code), through the same outbox as inquiries. */
+/**
+ * What the service itself sends (a claim code, the quarantine digest), through the same outbox as
+ * inquiries. On the webhook channel it is an event: `body` the JSON posted, `subject` its type.
+ */
 export interface ServiceMessage {
   readonly id: string;
+  /** The mailbox; empty for an event. */
   readonly to: string;
   readonly subject: string;
   readonly body: string;
@@ -238,113 +242,33 @@ export interface Outbox {
   countByChannelAndStatus(): Promise<{ channel: string; status: DeliveryStatus; count: number }[]>;
 }
 
-// Agent auth: signing keys, clients, claims and their codes, revoked tokens, used assertions.
+// The quarantine digest (docs/spam.md).
 
-export interface Claim {
-  readonly tokenHash: string;
-  readonly clientId: string;
-  readonly status: ClaimStatus;
-  readonly email: string | null;
-  readonly otpHash: string | null;
-  readonly otpExpiresAt: Date | null;
-  readonly failedAttempts: number;
-  readonly expiresAt: Date;
-  readonly createdAt: Date;
+/** A quarantined inquiry as a digest lists it. */
+export interface QuarantinedInquiry {
+  readonly inquiry: InquiryRecord;
+  readonly judgement: InquiryJudgement;
+  /** When it went to the quarantine: its receipt, or when it was moved there later. */
+  readonly quarantinedAt: Date;
 }
 
-/**
- * The state a claim must still be in for a change to be written (the one the change was decided on).
- * The database checks it in the same statement, so a claim moved on meanwhile is left as it is.
- */
-export interface ClaimExpectation {
-  readonly status: readonly ClaimStatus[];
-  /** The code the decision was made with: a claim whose code has been replaced since is left alone. */
-  readonly otpHash?: string;
+/** What a digest takes from the quarantine. */
+export interface DigestContents {
+  /** When the digest before it was taken; null for the first. */
+  readonly since: Date | null;
+  /** The inquiries it takes: every one quarantined and listed by no digest since. */
+  readonly total: number;
+  /** Of those, up to the limit asked: the lowest scores first, then the earliest quarantined. */
+  readonly listed: readonly QuarantinedInquiry[];
 }
 
-/** A claim code mailed, as the limits on codes count it. */
-export interface CodeSend {
-  /** The mailbox (canonicalRecipient in src/auth/recipient.ts). */
-  readonly recipient: string;
-  /** Its domain, Gmail's under gmail.com. */
-  readonly domain: string;
-  /** The claim it was sent for. */
-  readonly tokenHash: string;
-  readonly sentAt: Date;
-  /** When no limit counts it any more (it may be purged after). */
-  readonly expiresAt: Date;
-}
-
-/** Which codes a limit counts: to one recipient, to one domain, for one claim, or all of them. */
-export type CodeSendScope =
-  | { readonly recipient: string }
-  | { readonly domain: string }
-  | { readonly tokenHash: string }
-  | { readonly all: true };
-
-export interface SigningKeyRecord {
-  readonly kid: string;
-  readonly privateJwk: string;
-  readonly publicJwk: string;
-  readonly createdAt: Date;
-}
-
-export interface AgentClient {
-  readonly clientId: string;
-  readonly clientName: string;
-  readonly clientUri: string | null;
-  readonly registrationType: RegistrationType;
-  readonly status: ClientStatus;
-  readonly email: string | null;
-  readonly subject: string | null;
-  readonly issuer: string | null;
-  readonly createdAt: Date;
-}
-
-/** Everything agent auth must hold across restarts and instances: held by rows and constraints, never by process memory. */
-export interface AuthStore {
-  /** Unretired signing keys, newest first. */
-  signingKeys(tx?: Tx): Promise<SigningKeyRecord[]>;
-  addSigningKey(key: SigningKeyRecord, tx?: Tx): Promise<void>;
+export interface DigestStore {
   /**
-   * Inserts the client; false, and nothing written, where an active client already has its issuer
-   * and subject (one client per person at an ID-JAG issuer, held by a unique index: migration 006).
+   * Records the digest and takes into it the inquiries of DigestContents (an inquiry moved to the
+   * quarantine again is taken again), in `tx`. Null, and nothing written, where `period` has its
+   * digest already: once per period, across instances. A null period is never taken already.
    */
-  createClient(client: AgentClient, tx?: Tx): Promise<boolean>;
-  /** Makes a pending or anonymous client active, owned by `email` (a completed claim); false where it is revoked or unknown. */
-  activateClient(clientId: string, email: string, tx?: Tx): Promise<boolean>;
-  createClaim(claim: Claim, tx?: Tx): Promise<void>;
-  findClaim(tokenHash: string, tx?: Tx): Promise<Claim | undefined>;
-  /**
-   * Counts one code attempt atomically, if the claim is waiting for a code and has attempts left;
-   * returns the new count, or null when it has none (concurrent guesses cannot share one count).
-   */
-  countCodeAttempt(tokenHash: string, maxAttempts: number, tx?: Tx): Promise<number | null>;
-  /** Changes the claim if it is still as `expected`; false, and nothing written, where it is not. */
-  updateClaim(
-    tokenHash: string,
-    changes: Partial<Pick<Claim, 'status' | 'email' | 'otpHash' | 'otpExpiresAt' | 'failedAttempts'>>,
-    expected: ClaimExpectation,
-    tx?: Tx,
-  ): Promise<boolean>;
-  /** Records a claim code mailed (in the transaction that queues it). */
-  recordCodeSend(send: CodeSend, tx?: Tx): Promise<void>;
-  /**
-   * When codes were mailed to a recipient, a domain, for a claim, or at all, after `since`: newest
-   * first, at most `limit`. Read in the transaction that decides on the next one, holding a lock on its name.
-   */
-  codesSentSince(to: CodeSendScope, since: Date, limit: number, tx?: Tx): Promise<Date[]>;
-  findClient(clientId: string): Promise<AgentClient | undefined>;
-  /** The client registered for a subject of another issuer (ID-JAG), if any. */
-  findClientBySubject(issuer: string, subject: string): Promise<AgentClient | undefined>;
-  /** Marks the client revoked; every token minted for it stops working. */
-  revokeClient(clientId: string, at: Date): Promise<void>;
-  revokeToken(jti: string, expiresAt: Date, at: Date): Promise<void>;
-  isTokenRevoked(jti: string): Promise<boolean>;
-  /** Records a foreign assertion's (issuer, jti); false when it was redeemed before (a replay). */
-  useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
-  /** Forgets revocations and used assertions whose tokens have expired, and codes no limit counts any more. */
-  purgeExpired(now: Date): Promise<void>;
+  take(digest: { id: string; period: string | null; at: Date; limit: number }, tx: Tx): Promise<DigestContents | null>;
 }
 
 // The store as a whole.
@@ -371,6 +295,7 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   readonly intake: IntakeStore;
   readonly outbox: Outbox;
+  readonly digests: DigestStore;
   /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**

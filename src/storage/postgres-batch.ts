@@ -2,7 +2,7 @@
 // list is one array parameter (`= any($1)`), rows to insert one array per column, unnested. Reads are
 // one statement and writes another (lookupIntake, writeIntake); SQLite keeps the builder's IN lists.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type { Database, DeliveriesTable, IdempotencyKeysTable, InquiriesTable } from './schema.js';
+import type { Database, DeliveriesTable, IdempotencyKeysTable, NewInquiryRow } from './schema.js';
 
 type Db = Kysely<Database>;
 
@@ -14,8 +14,8 @@ function column<Row, K extends keyof Row>(rows: readonly Row[], key: K): Row[K][
 type NewDelivery = Pick<DeliveriesTable, 'id' | 'reference' | 'channel' | 'status' | 'run_at' | 'queued_at'>;
 
 /** Inserts the inquiries whose reference is free, returning the references inserted. */
-function inquiriesInsert(rows: readonly InquiriesTable[]): RawBuilder<Pick<InquiriesTable, 'reference'>> {
-  const of = <K extends keyof InquiriesTable>(key: K) => column(rows, key);
+function inquiriesInsert(rows: readonly NewInquiryRow[]): RawBuilder<Pick<NewInquiryRow, 'reference'>> {
+  const of = <K extends keyof NewInquiryRow>(key: K) => column(rows, key);
   return sql`insert into inquiries
       (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at, verdict, spam_score, spam_reasons,
        body_hash)
@@ -43,7 +43,7 @@ function keysInsert(rows: readonly IdempotencyKeysTable[]): RawBuilder<unknown> 
 }
 
 /** Inserts the inquiries whose reference is free; returns the references inserted. */
-export async function insertInquiries(db: Db, rows: readonly InquiriesTable[]): Promise<string[]> {
+export async function insertInquiries(db: Db, rows: readonly NewInquiryRow[]): Promise<string[]> {
   const { rows: inserted } = await inquiriesInsert(rows).execute(db);
   return inserted.map((row) => row.reference);
 }
@@ -111,9 +111,9 @@ export async function writeIntake(
     inquiries,
     deliveries,
     keys,
-  }: { inquiries: readonly InquiriesTable[]; deliveries: readonly NewDelivery[]; keys: readonly IdempotencyKeysTable[] },
+  }: { inquiries: readonly NewInquiryRow[]; deliveries: readonly NewDelivery[]; keys: readonly IdempotencyKeysTable[] },
 ): Promise<string[]> {
-  const { rows } = await sql<Pick<InquiriesTable, 'reference'>>`with inserted as (${inquiriesInsert(inquiries)}),
+  const { rows } = await sql<Pick<NewInquiryRow, 'reference'>>`with inserted as (${inquiriesInsert(inquiries)}),
       queued as (${deliveriesInsert(deliveries)}),
       keyed as (${keysInsert(keys)})
     select reference from inserted`.execute(db);

@@ -1,6 +1,6 @@
 // Rows as the tables hold them and records as the domain sees them: the conversions between the two.
 import type { DeliveryRecord, IdempotencyEntry, InquiryJudgement, InquiryRecord, NewInquiry } from './ports.js';
-import type { Database, IdempotencyKeysTable, InquiriesTable } from './schema.js';
+import type { Database, IdempotencyKeysTable, NewInquiryRow } from './schema.js';
 
 type InquiryRow = Database['inquiries'];
 type DeliveryRow = Database['deliveries'];
@@ -25,7 +25,7 @@ export const toJudgement = (row: Pick<InquiryRow, 'verdict' | 'spam_score' | 'sp
   reasons: JSON.parse(row.spam_reasons),
 });
 
-export function inquiryRow({ inquiry, fingerprint, bodyHash = null, judgement = UNJUDGED }: NewInquiry): InquiriesTable {
+export function inquiryRow({ inquiry, fingerprint, bodyHash = null, judgement = UNJUDGED }: NewInquiry): NewInquiryRow {
   return {
     reference: inquiry.reference,
     first_name: inquiry.firstName,

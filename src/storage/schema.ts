@@ -21,7 +21,14 @@ export interface InquiriesTable {
   spam_reasons: string;
   /** SHA-256 of the canonical message (migration 014; null for short bodies and older rows). */
   body_hash: string | null;
+  /** When a move put it in the quarantine after its receipt (migration 016); null otherwise. */
+  quarantined_at: number | null;
+  /** The quarantine digest that took it since it was last quarantined (migration 016). */
+  digest_id: string | null;
 }
+
+/** An inquiry as intake inserts it: the quarantine digest's columns (migration 016) start null. */
+export type NewInquiryRow = Omit<InquiriesTable, 'quarantined_at' | 'digest_id'>;
 
 export interface IdempotencyKeysTable {
   key: string;
@@ -134,6 +141,16 @@ export interface ClaimCodeSendsTable {
   expires_at: number;
 }
 
+/** A quarantine digest taken (migration 016): once per period; a null period is `digest --send`'s. */
+export interface QuarantineDigestsTable {
+  id: string;
+  /** The UTC day (YYYY-MM-DD) of the schedule's digest. */
+  period: string | null;
+  taken_at: number;
+  /** How many inquiries it took. */
+  total: number;
+}
+
 export interface Database {
   messages: MessagesTable;
   agent_claims: AgentClaimsTable;
@@ -147,4 +164,5 @@ export interface Database {
   revoked_tokens: RevokedTokensTable;
   used_assertions: UsedAssertionsTable;
   claim_code_sends: ClaimCodeSendsTable;
+  quarantine_digests: QuarantineDigestsTable;
 }

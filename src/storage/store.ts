@@ -1,6 +1,7 @@
 // The store (ports.ts) on an open database: its parts composed, and transactions whose commit wakes
 // whoever waits for their work. The domain never sees Kysely, only the opaque `Tx`.
 import { createAuthStore } from './auth-store.js';
+import { createDigestStore } from './digest-store.js';
 import { executorOn } from './executor.js';
 import type { OpenDatabase } from './handle.js';
 import { createIdempotencyStore } from './idempotency-store.js';
@@ -30,6 +31,7 @@ export function createStore({ db, dialect, ping, backup }: OpenDatabase): Store 
     idempotency,
     intake,
     outbox,
+    digests: createDigestStore(q),
     async transaction(work, options) {
       const callbacks: (() => void)[] = [];
       const result = await inTransaction(

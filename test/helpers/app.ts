@@ -62,6 +62,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     // Off unless a test turns it on: the other tests' inquiries (names with addresses, many links)
     // test other things; test/e2e/quarantine.test.ts tests the filter.
     SPAM_FILTER: 'off',
+    // And no digest of the quarantine on a schedule unless a test asks (test/e2e/quarantine-digest.test.ts).
+    SPAM_DIGEST: 'off',
     LOG_LEVEL: 'silent',
     PORT: '0',
     HOST: '127.0.0.1',
@@ -87,7 +89,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (options.listen) baseUrl = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   else await app.ready();
   // As in src/main.ts: the worker starts once the service serves.
-  if (options.startWorker !== false) await services.worker.start();
+  if (options.startWorker !== false) {
+    await services.worker.start();
+    services.digests.start();
+  }
   let closed = false;
   return {
     app,

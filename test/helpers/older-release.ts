@@ -23,6 +23,14 @@ const dropTable =
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
   [
+    '016_quarantine_digests',
+    async (db) => {
+      await dropIndexes('inquiries_undigested_spam', 'inquiries_digest')(db);
+      await dropColumns('inquiries', 'quarantined_at', 'digest_id')(db);
+      await dropTable('quarantine_digests')(db);
+    },
+  ],
+  [
     '014_inquiry_body_hashes',
     async (db) => {
       await dropIndexes('inquiries_body_hash')(db);

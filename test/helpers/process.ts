@@ -26,7 +26,15 @@ export async function freePort(): Promise<number> {
 export function spawnService(env: Record<string, string>): Omit<ServiceProcess, 'baseUrl'> {
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', LOG_LEVEL: 'info', RATE_LIMIT_INQUIRIES: 'off', SPAM_FILTER: 'off', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_INQUIRIES: 'off',
+      SPAM_FILTER: 'off',
+      SPAM_DIGEST: 'off',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

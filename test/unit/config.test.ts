@@ -153,6 +153,29 @@ describe('loadConfig', () => {
     }
   });
 
+  it('sends the quarantine digest daily at 08:00 UTC by default; SPAM_DIGEST_HOUR moves it, SPAM_DIGEST=off stops it', () => {
+    expect(loadConfig({}).spamDigest).toEqual({ hourUtc: 8 });
+    expect(loadConfig({ SPAM_DIGEST: 'daily', SPAM_DIGEST_HOUR: '0' }).spamDigest).toEqual({ hourUtc: 0 });
+    expect(loadConfig({ SPAM_DIGEST_HOUR: '23' }).spamDigest).toEqual({ hourUtc: 23 });
+    expect(loadConfig({ SPAM_DIGEST: 'off' }).spamDigest).toBeNull();
+    // An hour with the digest off does nothing: said at start-up.
+    expect(loadConfig({ WEBHOOK_URL: 'https://hooks.example/x', SPAM_DIGEST: 'off', SPAM_DIGEST_HOUR: '7' }).warnings).toEqual([
+      'WEBHOOK_SECRET is not set: webhook requests are sent unsigned',
+      'SPAM_DIGEST_HOUR is set but SPAM_DIGEST is off: no digest is sent on a schedule',
+    ]);
+  });
+
+  it('stops start-up on a bad SPAM_DIGEST or SPAM_DIGEST_HOUR with one line saying what it takes', () => {
+    for (const bad of ['weekly', 'on', 'Daily']) {
+      expect(() => loadConfig({ SPAM_DIGEST: bad })).toThrow(new ConfigError('SPAM_DIGEST', `"${bad}" is neither daily nor off`));
+    }
+    for (const bad of ['24', '-1', '8am', '08:00', '7.5', '100']) {
+      expect(() => loadConfig({ SPAM_DIGEST_HOUR: bad })).toThrow(
+        new ConfigError('SPAM_DIGEST_HOUR', `"${bad}" is not an hour of the day from 0 to 23 (UTC)`),
+      );
+    }
+  });
+
   it('takes HOST as an IP address or a host name', () => {
     for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'studio-1.internal', 'Studio.Example.']) {
       expect(loadConfig({ HOST: host }).host).toBe(host);
