@@ -52,14 +52,14 @@ module.exports = {
       comment: 'Domain code takes storage types from the ports, never from the SQLite/PostgreSQL code.',
       severity: 'error',
       from: { path: `${DOMAIN}|^src/mcp/` },
-      to: { path: '^src/storage/', pathNot: '^src/storage/(ports|group-commit)\\.ts$' },
+      to: { path: '^src/storage/', pathNot: '^src/storage/(ports|ports-[a-z]+|group-commit)\\.ts$' },
     },
     {
       name: 'ports-stand-alone',
-      comment: 'The storage ports import nothing of the implementations (nor anything else of the service).',
+      comment: 'The storage ports import nothing of the implementations (nor anything else of the service): only one another.',
       severity: 'error',
-      from: { path: '^src/storage/ports\\.ts$' },
-      to: { path: '^src/' },
+      from: { path: '^src/storage/(ports|ports-[a-z]+)\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/storage/(ports|ports-[a-z]+)\\.ts$' },
     },
   ],
   options: {

@@ -3,7 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
+import { ConfigError } from './config/errors.js';
+import { parseRetention, type RetentionConfig } from './config/retention.js';
 import { DEFAULT_SPAM_THRESHOLD } from './spam/weights.js';
+
+export { ConfigError, oneLine } from './config/errors.js';
 
 export type DatabaseConfig = { readonly kind: 'sqlite'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
 
@@ -29,6 +33,8 @@ export interface Config {
   readonly logLevel: string;
   /** Redis for rate limits shared by every instance; null = per-process limits. */
   readonly redisUrl: string | null;
+  /** RETENTION_INBOX and RETENTION_SPAM: how long inquiries of each verdict are kept (src/config/retention.ts). */
+  readonly retention: RetentionConfig;
   /** Bearer token that opens GET /metrics; without it /metrics is not served. */
   readonly metricsToken: string | null;
   /** How long a claimed delivery stays with its instance before another may take it over. */
@@ -39,26 +45,6 @@ export interface Config {
   readonly spamFilter: { readonly threshold: number } | null;
   /** Settings that are valid but do less than they may seem to: logged as warnings at start-up. */
   readonly warnings: readonly string[];
-}
-
-/** A character shown as its \u escape. */
-const escapeChar = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/**
- * The text on one line whatever it quotes: a line break (a value pasted with one) or another
- * control character is shown as its \u escape, so a start-up error cannot print lines of its own.
- */
-export const oneLine = (text: string): string => text.replace(/[\p{Cc}\u2028\u2029]/gu, escapeChar);
-
-/** A configuration value that cannot be used; its message is the one line printed at start-up. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(oneLine(`${variable}: ${problem}`));
-    this.name = 'ConfigError';
-  }
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -124,6 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: parseLogLevel(read('LOG_LEVEL') ?? 'info'),
     metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
     redisUrl: redisUrl === undefined ? null : parseServerUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
+    retention: parseRetention(read('RETENTION_INBOX'), read('RETENTION_SPAM')),
     deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
     serviceMailLimit: parseServiceMailLimit(read('SERVICE_MAIL_LIMIT') ?? String(DEFAULT_SERVICE_MAIL_PER_HOUR)),
     spamFilter: parseSpamFilter(read('SPAM_FILTER') ?? 'on', read('SPAM_THRESHOLD') ?? String(DEFAULT_SPAM_THRESHOLD)),

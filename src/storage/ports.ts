@@ -1,6 +1,9 @@
 // The storage ports: the records the domain reads and writes, the opaque transaction and the store
-// interfaces. Types only, importing nothing: the SQLite/PostgreSQL code implements them, the domain
-// depends on them alone (docs/architecture.md).
+// interfaces. Types only, importing nothing but the other ports (ports-*.ts, which it re-exports):
+// the SQLite/PostgreSQL code implements them, the domain depends on them alone (docs/architecture.md).
+import type { RetentionStore } from './ports-retention.js';
+
+export type * from './ports-retention.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -343,8 +346,6 @@ export interface AuthStore {
   isTokenRevoked(jti: string): Promise<boolean>;
   /** Records a foreign assertion's (issuer, jti); false when it was redeemed before (a replay). */
   useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
-  /** Forgets revocations and used assertions whose tokens have expired, and codes no limit counts any more. */
-  purgeExpired(now: Date): Promise<void>;
 }
 
 // The store as a whole.
@@ -371,6 +372,7 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   readonly intake: IntakeStore;
   readonly outbox: Outbox;
+  readonly retention: RetentionStore;
   /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
