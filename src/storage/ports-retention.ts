@@ -33,8 +33,8 @@ export interface SpentClientCutoffs {
 export interface RetentionStore {
   /**
    * Deletes up to `limit` inquiries with `verdict` received before `before`, oldest first, with
-   * their deliveries, delivery attempts and idempotency keys. One with a delivery still pending
-   * is skipped, and so is one locked by another instance deleting it at the same time.
+   * their deliveries, delivery attempts and idempotency keys. One with a delivery that has not
+   * ended (pending) is skipped, and so is one locked by another instance deleting it at the same time.
    */
   deleteInquiries(verdict: 'inbox' | 'spam', before: Date, limit: number): Promise<RetentionBatch>;
   /** Deletes up to `limit` service messages whose every delivery finished before `before`, with those deliveries and their attempts. */

@@ -2,11 +2,16 @@
 // rows. On PostgreSQL the rows chosen are locked and those another instance holds are skipped, so
 // instances running the hourly maintenance at once split the work rather than wait on each other.
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
-import type { Dialect, RetentionBatch, RetentionStore } from './ports.js';
+import type { DeliveryStatus, Dialect, RetentionBatch, RetentionStore } from './ports.js';
 import type { Database } from './schema.js';
 import { inTransaction } from './transaction.js';
 
 const count = (result: { numDeletedRows: bigint }): number => Number(result.numDeletedRows);
+/**
+ * The statuses of a delivery that has ended; any other keeps its inquiry. (Also what makes SQLite
+ * look a delivery up by its inquiry's index rather than walk every pending one.)
+ */
+const ENDED: readonly DeliveryStatus[] = ['succeeded', 'failed', 'dead'];
 
 export function createRetentionStore(db: Kysely<Database>, dialect: Dialect): RetentionStore {
   const postgres = dialect === 'postgres';
@@ -37,7 +42,7 @@ export function createRetentionStore(db: Kysely<Database>, dialect: Dialect): Re
                   selectFrom('deliveries')
                     .select(sql.lit(1).as('one'))
                     .whereRef('deliveries.reference', '=', 'inquiries.reference')
-                    .where('deliveries.status', '=', 'pending'),
+                    .where('deliveries.status', 'not in', ENDED),
                 ),
               ),
             )
@@ -48,7 +53,7 @@ export function createRetentionStore(db: Kysely<Database>, dialect: Dialect): Re
         if (references.length === 0) return { seen: 0, deleted: {} };
         // Locked on PostgreSQL: a re-queue waits until this commits, and then finds nothing to re-queue.
         const finished = await locked(
-          trx.selectFrom('deliveries').select('id').where('reference', 'in', references).where('status', '<>', 'pending'),
+          trx.selectFrom('deliveries').select('id').where('reference', 'in', references).where('status', 'in', ENDED),
         ).execute();
         const removed = await deleteDeliveries(
           trx,
@@ -85,7 +90,6 @@ export function createRetentionStore(db: Kysely<Database>, dialect: Dialect): Re
                 ),
               ),
             )
-            .orderBy('created_at')
             .limit(limit),
         ).execute();
         const ids = chosen.map((row) => row.id);
@@ -124,7 +128,6 @@ export function createRetentionStore(db: Kysely<Database>, dialect: Dialect): Re
                 ]),
               ]);
             })
-            .orderBy('created_at')
             .limit(limit),
         ).execute();
         const ids = chosen.map((row) => row.client_id);

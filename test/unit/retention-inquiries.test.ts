@@ -1,6 +1,7 @@
 // Retention of inquiries on each backend, with a controlled clock: what RETENTION_SPAM and
 // RETENTION_INBOX delete (with deliveries, attempts and keys), what a pending delivery keeps, in
 // batches that let other writes through, and instances running it at once.
+import { rmSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import { describe, expect, it, vi } from 'vitest';
 import { INQUIRIES_PER_BATCH } from '../../src/maintenance.js';
@@ -8,6 +9,7 @@ import { openDatabase } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/ports.js';
 import type { Database } from '../../src/storage/schema.js';
 import { createStore } from '../../src/storage/store.js';
+import { startTestApp, tempDir } from '../helpers/app.js';
 import { BACKENDS, freshPostgres, storePerTest } from '../helpers/databases.js';
 import { attemptDue, DAY_MS, maintenanceOn, stillStored, storeInquiries } from '../helpers/retention-fixtures.js';
 
@@ -166,6 +168,30 @@ describe('on PostgreSQL, several instances', () => {
       expect(await stillStored(store, old)).toEqual([]);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('the service', () => {
+  it('runs the maintenance as it starts, with the retention its configuration sets', async () => {
+    const dir = tempDir();
+    try {
+      const first = await startTestApp({ dir, startWorker: false });
+      const received = (days: number) => new Date(Date.now() - days * DAY_MS);
+      await storeInquiries(first.services.store, ['INQ-ST0001'], { verdict: 'inbox', at: received(3), channels: [] });
+      await storeInquiries(first.services.store, ['INQ-ST0002'], { verdict: 'inbox', at: received(1), channels: [] });
+      await first.close();
+
+      const lines: string[] = [];
+      const second = await startTestApp({ dir, startWorker: false, env: { RETENTION_INBOX: '2d', LOG_LEVEL: 'info' }, logLines: lines });
+      try {
+        await vi.waitUntil(() => lines.some((line) => line.includes('maintenance deleted')), { timeout: 10_000 });
+        expect(await stillStored(second.services.store, ['INQ-ST0001', 'INQ-ST0002'])).toEqual(['INQ-ST0002']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
