@@ -52,21 +52,19 @@ export function createRetentionStore(db: Kysely<Database>, dialect: Dialect): Re
         const references = chosen.map((row) => row.reference);
         if (references.length === 0) return { seen: 0, deleted: {} };
         // Locked on PostgreSQL: a re-queue waits until this commits, and then finds nothing to re-queue.
-        const finished = await locked(
+        const ended = await locked(
           trx.selectFrom('deliveries').select('id').where('reference', 'in', references).where('status', 'in', ENDED),
         ).execute();
+        const endedIds = new Set(ended.map((row) => row.id));
+        const deliveries = await trx.selectFrom('deliveries').select(['id', 'reference']).where('reference', 'in', references).execute();
+        // One re-queued since it was chosen (or locked by that re-queue) keeps its inquiry and every delivery of it.
+        const held = new Set(deliveries.filter((row) => !endedIds.has(row.id)).map((row) => row.reference));
+        const gone = references.filter((reference) => !held.has(reference));
+        if (gone.length === 0) return { seen: references.length, deleted: {} };
         const removed = await deleteDeliveries(
           trx,
-          finished.map((row) => row.id),
+          deliveries.filter((row) => !held.has(row.reference)).map((row) => row.id),
         );
-        // One re-queued after it was chosen (by another process) keeps its inquiry until it ends.
-        const kept = new Set(
-          (await trx.selectFrom('deliveries').select('reference').where('reference', 'in', references).execute()).map(
-            (row) => row.reference,
-          ),
-        );
-        const gone = references.filter((reference) => !kept.has(reference));
-        if (gone.length === 0) return { seen: references.length, deleted: removed };
         const keys = count(await trx.deleteFrom('idempotency_keys').where('reference', 'in', gone).executeTakeFirstOrThrow());
         const inquiries = count(await trx.deleteFrom('inquiries').where('reference', 'in', gone).executeTakeFirstOrThrow());
         return { seen: references.length, deleted: { inquiries, ...removed, idempotencyKeys: keys } };

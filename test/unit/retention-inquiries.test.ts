@@ -3,6 +3,7 @@
 // batches that let other writes through, and instances running it at once.
 import { rmSync } from 'node:fs';
 import type { Kysely } from 'kysely';
+import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { INQUIRIES_PER_BATCH } from '../../src/maintenance.js';
 import { openDatabase } from '../../src/storage/database.js';
@@ -168,6 +169,32 @@ describe('on PostgreSQL, several instances', () => {
       expect(await stillStored(store, old)).toEqual([]);
     } finally {
       await other.close();
+    }
+  });
+
+  it('keeps an inquiry and all its deliveries while a re-queue holds one of them, and the inquiry once re-queued', async () => {
+    const { store, database } = await postgres.open();
+    await storeInquiries(store, ['INQ-RQ0001'], {
+      verdict: 'inbox',
+      at: new Date(START.getTime() - 60 * DAY_MS),
+      keyAt: START,
+      channels: ['email', 'webhook'],
+    });
+    await attemptDue(store, new Date(START.getTime() - 59 * DAY_MS), 'failed');
+    const [email] = (await store.outbox.forReference('INQ-RQ0001')).filter((delivery) => delivery.channel === 'email');
+    // Another process re-queuing the email delivery, its transaction not yet committed.
+    const requeue = new pg.Client({ connectionString: database.url });
+    await requeue.connect();
+    try {
+      await requeue.query('begin');
+      await requeue.query(`update deliveries set status = 'pending', finished_at = null where id = $1`, [email?.id]);
+      const run = maintenanceOn(store, { inbox: '30d' }, START);
+      expect(await run.runAfter(0)).toEqual({});
+      await requeue.query('commit');
+      expect(await run.runAfter(0)).toEqual({});
+      expect((await store.outbox.forReference('INQ-RQ0001')).map((delivery) => delivery.status)).toEqual(['pending', 'failed']);
+    } finally {
+      await requeue.end();
     }
   });
 });
