@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
 import { ConfigError } from './config/errors.js';
+import { parseRetention, type RetentionConfig } from './config/retention.js';
 import { parseSpamDigest, parseSpamFilter, type SpamDigestConfig, type SpamFilterConfig } from './config/spam.js';
 
 export { ConfigError, oneLine } from './config/errors.js';
@@ -32,6 +33,8 @@ export interface Config {
   readonly logLevel: string;
   /** Redis for rate limits shared by every instance; null = per-process limits. */
   readonly redisUrl: string | null;
+  /** RETENTION_INBOX and RETENTION_SPAM: how long inquiries of each verdict are kept (src/config/retention.ts). */
+  readonly retention: RetentionConfig;
   /** Bearer token that opens GET /metrics; without it /metrics is not served. */
   readonly metricsToken: string | null;
   /** How long a claimed delivery stays with its instance before another may take it over. */
@@ -109,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: parseLogLevel(read('LOG_LEVEL') ?? 'info'),
     metricsToken: parseMetricsToken(read('METRICS_TOKEN')),
     redisUrl: redisUrl === undefined ? null : parseServerUrl('REDIS_URL', redisUrl, ['redis:', 'rediss:']).href,
+    retention: parseRetention(read('RETENTION_INBOX'), read('RETENTION_SPAM')),
     deliveryLeaseMs: parseDeliveryLeaseSeconds(read('DELIVERY_LEASE_SECONDS') ?? '120') * 1_000,
     serviceMailLimit: parseServiceMailLimit(read('SERVICE_MAIL_LIMIT') ?? String(DEFAULT_SERVICE_MAIL_PER_HOUR)),
     spamFilter: parseSpamFilter(read('SPAM_FILTER'), read('SPAM_THRESHOLD')),

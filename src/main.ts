@@ -2,6 +2,7 @@
 // finish in-flight requests and started deliveries, and exit 0 (docs/operations.md).
 import { appDeps, buildApp } from './app.js';
 import { databaseErrorCause } from './cli/inbox.js';
+import { describeRetention, formatRetentionPeriod } from './config/retention.js';
 import { ConfigError, loadConfig, oneLine } from './config.js';
 import { ConnectionWatch, closeHttp, listenFailure } from './http/lifecycle.js';
 import { createLogger } from './logger.js';
@@ -34,6 +35,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   for (const warning of config.warnings) logger.warn(warning);
+  const { inbox, spam } = config.retention;
+  logger.info(
+    { retention: { inbox: formatRetentionPeriod(inbox), spam: formatRetentionPeriod(spam) } },
+    describeRetention(config.retention),
+  );
 
   const app = await buildApp(appDeps({ config, logger, profile }, services));
   const connections = new ConnectionWatch(app.server);

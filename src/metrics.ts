@@ -1,7 +1,6 @@
 // Prometheus metrics (prom-client): requests by route and status, inquiries accepted and by verdict,
-// quarantines by reason, quarantine digests queued, deliveries by channel and state (read from the
-// outbox at scrape time, so every instance reports the shared truth), delivery latency, and the
-// process's own metrics.
+// quarantines by reason, quarantine digests queued, rows deleted by retention, deliveries by channel
+// and state (read from the outbox at scrape time: every instance reports the shared truth), delivery latency, process metrics.
 
 import type { Logger } from 'pino';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -109,5 +108,15 @@ export function createMetrics(outbox: Pick<Outbox, 'countByChannelAndStatus'>, {
     buckets: [0.1, 0.5, 1, 5, 30, 60, 300, 3600, 24 * 3600],
     registers: [registry],
   });
-  return { registry, requests, inquiries, judged, digests, deliveryLatency };
+  const deletedByRetention = new Counter({
+    name: 'studio_inquiry_retention_deleted_total',
+    help: 'Rows the hourly maintenance deleted, by kind (inquiries, deliveries, attempts, idempotencyKeys, messages, clients, claims, …).',
+    labelNames: ['kind'],
+    registers: [registry],
+  });
+  /** Counts what one maintenance run deleted. */
+  const deleted = (counts: Readonly<Record<string, number | undefined>>): void => {
+    for (const [kind, count] of Object.entries(counts)) if (count) deletedByRetention.inc({ kind }, count);
+  };
+  return { registry, requests, inquiries, judged, digests, deliveryLatency, deleted };
 }

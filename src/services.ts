@@ -15,7 +15,8 @@ import type { Channel } from './delivery/channel.js';
 import { createEmailChannel } from './delivery/email.js';
 import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
-import { createInquiryService, IDEMPOTENCY_KEY_TTL_MS, type InquiryService } from './inquiries/service.js';
+import { createInquiryService, type InquiryService } from './inquiries/service.js';
+import { createMaintenance, type Maintenance } from './maintenance.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { digestRoute } from './spam/digest.js';
 import { createDigestSchedule, type DigestSchedule } from './spam/digest-schedule.js';
@@ -34,6 +35,8 @@ export interface Services {
   /** The daily quarantine digest: started with the worker (src/main.ts). */
   readonly digests: DigestSchedule;
   readonly metrics: Metrics;
+  /** The hourly maintenance (src/maintenance.ts), started with the services. */
+  readonly maintenance: Maintenance;
   /** The Redis client of REDIS_URL (shared rate limits), or null. */
   readonly redis: Redis | null;
   /** Stops the worker (letting started deliveries finish), then closes channels and the store. */
@@ -70,9 +73,6 @@ function connectRedis(url: string, logger: Logger): Redis {
   });
   return redis;
 }
-
-/** How often forgotten Idempotency-Keys are purged. */
-const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface ServiceOptions {
   readonly retry?: RetryPolicy;
@@ -160,17 +160,14 @@ export async function createServices(
       worker.wake();
     },
   });
-  const purge = () => {
-    Promise.all([
-      store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),
-      store.auth.purgeExpired(now()),
-    ]).catch((error: unknown) => {
-      logger.warn({ err: error }, 'could not purge expired idempotency keys and revocations');
-    });
-  };
-  // At start too: an instance restarted more often than the interval would otherwise never purge.
-  purge();
-  const maintenance = setInterval(purge, MAINTENANCE_INTERVAL_MS).unref();
+  const maintenance = createMaintenance({
+    store,
+    retention: config.retention,
+    now,
+    logger: logger.child({ component: 'maintenance' }),
+    onDeleted: metrics.deleted,
+  });
+  maintenance.start();
   return {
     store,
     keys,
@@ -180,9 +177,10 @@ export async function createServices(
     inquiries,
     digests,
     metrics,
+    maintenance,
     redis,
     async close() {
-      clearInterval(maintenance);
+      await maintenance.stop();
       await digests.stop();
       await worker.stop();
       await Promise.all(channels.map((channel) => channel.close?.()));

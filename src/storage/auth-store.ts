@@ -200,10 +200,5 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         .execute();
       return rows.length === 1;
     },
-    async purgeExpired(now) {
-      await db.deleteFrom('revoked_tokens').where('expires_at', '<', now.getTime()).execute();
-      await db.deleteFrom('used_assertions').where('expires_at', '<', now.getTime()).execute();
-      await db.deleteFrom('claim_code_sends').where('expires_at', '<', now.getTime()).execute();
-    },
   };
 }

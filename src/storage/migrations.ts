@@ -322,6 +322,20 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '017_retention_indexes': {
+    // The hourly retention (src/maintenance.ts) finds one verdict's oldest inquiries without walking
+    // the other's kept ones, a service message's deliveries, and a client's claims, by these.
+    async up(db) {
+      await db.schema.createIndex('inquiries_verdict_received_at').on('inquiries').columns(['verdict', 'received_at']).execute();
+      await db.schema
+        .createIndex('deliveries_message')
+        .on('deliveries')
+        .column('message_id')
+        .where(sql.ref('message_id'), 'is not', null)
+        .execute();
+      await db.schema.createIndex('agent_claims_client').on('agent_claims').column('client_id').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

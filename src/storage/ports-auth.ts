@@ -109,6 +109,4 @@ export interface AuthStore {
   isTokenRevoked(jti: string): Promise<boolean>;
   /** Records a foreign assertion's (issuer, jti); false when it was redeemed before (a replay). */
   useAssertion(issuer: string, jti: string, expiresAt: Date): Promise<boolean>;
-  /** Forgets revocations and used assertions whose tokens have expired, and codes no limit counts any more. */
-  purgeExpired(now: Date): Promise<void>;
 }

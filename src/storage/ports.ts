@@ -2,9 +2,11 @@
 // interfaces. Types only, importing nothing but the other ports (ports-*.ts, which it re-exports):
 // the SQLite/PostgreSQL code implements them, the domain depends on them alone (docs/architecture.md).
 import type { AuthStore } from './ports-auth.js';
+import type { RetentionStore } from './ports-retention.js';
 import type { Tx } from './ports-tx.js';
 
 export type * from './ports-auth.js';
+export type * from './ports-retention.js';
 export type * from './ports-tx.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -296,6 +298,7 @@ export interface Store {
   readonly intake: IntakeStore;
   readonly outbox: Outbox;
   readonly digests: DigestStore;
+  readonly retention: RetentionStore;
   /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**

@@ -9,6 +9,7 @@ import { createInquiryStore } from './inquiry-store.js';
 import { createIntakeStore } from './intake-store.js';
 import { createOutbox } from './outbox.js';
 import type { Store, Tx } from './ports.js';
+import { createRetentionStore } from './retention-store.js';
 import { inTransaction } from './transaction.js';
 
 /** PostgreSQL runs write transactions in parallel, each overlapping the others' round trips and commits. */
@@ -32,6 +33,7 @@ export function createStore({ db, dialect, ping, backup }: OpenDatabase): Store 
     intake,
     outbox,
     digests: createDigestStore(q),
+    retention: createRetentionStore(db, dialect),
     async transaction(work, options) {
       const callbacks: (() => void)[] = [];
       const result = await inTransaction(

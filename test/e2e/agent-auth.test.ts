@@ -141,10 +141,11 @@ describe('anonymous registration → token → attributed inquiry → revoke', (
     const otherToken = await tokenFor(other.identity_assertion);
     expect((await form('/oauth/revoke', { token: otherToken })).status).toBe(200);
 
-    // Revocation lives in the database: a restarted service still refuses all three, and the purge
-    // of expired revocations (run at start and hourly) keeps those of tokens that have not expired.
+    // Revocation lives in the database: a restarted service still refuses all three, and the
+    // maintenance (run at start and hourly) keeps the revocations of tokens that have not expired
+    // and the registration revoked now.
     const restarted = await startTestApp({ dir: testApp.dir, env, startWorker: false });
-    await restarted.services.store.auth.purgeExpired(new Date());
+    await restarted.services.maintenance.run();
     expect(await restarted.services.auth.authenticate(otherToken, `${base}/`)).toBeNull();
     expect(await restarted.services.auth.authenticate(second, `${base}/`)).toBeNull();
     await expect(

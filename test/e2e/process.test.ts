@@ -272,10 +272,26 @@ describe('process lifecycle', () => {
     expect(JSON.parse(warning ?? '{}')).toMatchObject({ level: 40 });
   });
 
+  it('logs the retention in force at start-up', async () => {
+    const service = await startService({ DATABASE_URL: `sqlite:${join(workDir(), 'studio.db')}`, RETENTION_INBOX: '24m' });
+    service.child.kill('SIGTERM');
+    await service.exited;
+    const line = service
+      .output()
+      .split('\n')
+      .find((text) => text.includes('"retention"'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({
+      level: 30,
+      retention: { inbox: '24m', spam: '30d' },
+      msg: 'retention: inbox inquiries deleted after 24 months, spam inquiries deleted after 30 days',
+    });
+  });
+
   // Every variable's rules are unit-tested in test/unit/config.test.ts; these check the process.
   it.each<[Record<string, string>, string]>([
     [{ DATABASE_URL: 'mysql://localhost/x' }, 'DATABASE_URL'],
     [{ SMTP_URL: 'smtp://mail.example.com' }, 'INQUIRY_TO'],
+    [{ RETENTION_SPAM: '4 weeks' }, 'RETENTION_SPAM'],
     // A profile that is no JSON, at a path with a line break in it: still one line.
     [{ STUDIO_PROFILE: 'profile\nsecond line.json' }, 'STUDIO_PROFILE'],
   ])('stops with exit code 1 and one line naming the variable for %o', async (env, variable) => {

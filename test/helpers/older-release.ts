@@ -22,6 +22,7 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  ['017_retention_indexes', dropIndexes('inquiries_verdict_received_at', 'deliveries_message', 'agent_claims_client')],
   [
     '016_quarantine_digests',
     async (db) => {
