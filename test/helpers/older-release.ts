@@ -23,6 +23,10 @@ const dropTable =
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
   [
+    '018_personal_data_by_address',
+    dropIndexes('inquiries_email_lower', 'agent_clients_email_lower', 'agent_claims_email_lower', 'messages_to_address_lower'),
+  ],
+  [
     '014_inquiry_body_hashes',
     async (db) => {
       await dropIndexes('inquiries_body_hash')(db);

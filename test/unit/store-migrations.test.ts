@@ -62,6 +62,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '012_claim_code_sends_by_domain',
       '013_inquiry_verdicts',
       '014_inquiry_body_hashes',
+      '018_personal_data_by_address',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
