@@ -249,7 +249,10 @@ describe.each(BACKENDS)('personal data on $name', ({ name, fresh }) => {
     const gaveUp = await erasePerson(personal, ada, {
       waitMs: 30,
       pollMs: 1,
-      now: () => new Date((clock += 10)),
+      now: () => {
+        clock += 10;
+        return new Date(clock);
+      },
       onWaiting: (inFlight) => waited.push(inFlight),
     });
     expect('inFlight' in gaveUp).toBe(true);
