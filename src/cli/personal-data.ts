@@ -58,8 +58,9 @@ export function erase(values: Values, positionals: readonly string[]): Work {
         `${inFlightText(outcome.inFlight)} still being sent after ${config.deliveryLeaseMs / 1000} s; nothing was erased: run the command again`,
       );
     }
-    out(isEmpty(outcome.erased) ? `Nothing is held about ${who}.\n` : `Erased everything held about ${who}:\n${listing(outcome.erased)}`);
-    return reportScrub(outcome.scrub, config);
+    const erased = !isEmpty(outcome.erased);
+    out(erased ? `Erased everything held about ${who}:\n${listing(outcome.erased)}` : `Nothing is held about ${who}.\n`);
+    return reportScrub(outcome.scrub, config, erased);
   };
 }
 
@@ -114,7 +115,7 @@ function listing(data: ErasedData): string {
     ['service mails', data.serviceMails, []],
     ['claim codes mailed', data.codesMailed, []],
   ];
-  return rows.map(([kind, count, names]) => `  ${kind.padEnd(20)}${count}\n${names.map((name) => `    ${name}\n`).join('')}`).join('');
+  return rows.map(([kind, count, names]) => `  ${kind.padEnd(21)}${count}\n${names.map((name) => `    ${name}\n`).join('')}`).join('');
 }
 
 function inFlightText(deliveries: readonly DeliveryRecord[]): string {
@@ -122,20 +123,25 @@ function inFlightText(deliveries: readonly DeliveryRecord[]): string {
   return `${plural(deliveries.length, 'delivery', 'deliveries')} (${which})`;
 }
 
-/** What became of the erased rows in the database's files; exit code 1 where copies remain. */
-function reportScrub(scrub: Scrub, config: Config): number {
+/**
+ * What became of the erased rows in the database's files; exit code 1 where the write-ahead log
+ * still holds copies (run again: with nothing left to erase, it empties the log).
+ */
+function reportScrub(scrub: Scrub, config: Config, erased: boolean): number {
   if (scrub.dialect === 'postgres') {
-    out(
-      'PostgreSQL keeps the old row versions in its files until VACUUM reuses their space, and in WAL archives and backups until they expire (docs/operations.md, "Personal data").\n',
-    );
+    if (erased) {
+      out(
+        'PostgreSQL keeps old row versions in its files until VACUUM reuses their space, and in WAL archives and backups until they expire (docs/operations.md, "Personal data").\n',
+      );
+    }
     return 0;
   }
   const path = config.database.kind === 'sqlite' ? config.database.path : '';
-  if (scrub.walEmptied) {
-    out(`The erased rows are overwritten in ${path}, and its write-ahead log is emptied.\n`);
-    return 0;
+  if (!scrub.walEmptied) {
+    return fail(
+      `the write-ahead log ${path}-wal could not be emptied: the service kept reading it. It may still hold earlier copies of erased rows: run the command again`,
+    );
   }
-  return fail(
-    `the erased rows are overwritten in ${path}, but its write-ahead log (${path}-wal) could not be emptied while the service kept reading it, and still holds earlier copies: run the command again`,
-  );
+  out(erased ? `The erased rows are overwritten in ${path}, and its write-ahead log is emptied.\n` : `The write-ahead log of ${path} is emptied.\n`);
+  return 0;
 }

@@ -10,7 +10,7 @@ const isAddress = ajv.compile<string>(inquirySchema.properties.email);
 /** The person an address names (spaces around it ignored), or why it names nobody. */
 export function dataSubject(address: string): DataSubject | { readonly problem: string } {
   const trimmed = address.trim();
-  if (trimmed === '') return { problem: 'missing the email address, e.g. --email ada@example.com' };
+  if (trimmed === '') return { problem: 'missing the email address' };
   if (!isAddress(trimmed)) return { problem: `"${address}" is not an email address such as ada@example.com` };
   // The rule admits ASCII only, which both databases' lower() fold as toLowerCase does.
   return { email: trimmed.toLowerCase(), recipient: canonicalRecipient(trimmed) };
