@@ -142,6 +142,10 @@ function reportScrub(scrub: Scrub, config: Config, erased: boolean): number {
       `the write-ahead log ${path}-wal could not be emptied: the service kept reading it. It may still hold earlier copies of erased rows: run the command again`,
     );
   }
-  out(erased ? `The erased rows are overwritten in ${path}, and its write-ahead log is emptied.\n` : `The write-ahead log of ${path} is emptied.\n`);
+  out(
+    erased
+      ? `The erased rows are overwritten in ${path}, and its write-ahead log is emptied.\n`
+      : `The write-ahead log of ${path} is emptied.\n`,
+  );
   return 0;
 }

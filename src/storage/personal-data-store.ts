@@ -1,13 +1,14 @@
 // PersonalDataStore (personal-data-ports.ts): one person's rows found by address (lower(...) = the
 // lower-cased address, by the indexes of migration 018), erased in one transaction, and the files
 // scrubbed after.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { domainOf } from '../auth/recipient.js';
 import { toClient } from './auth-store.js';
 import type { OpenDatabase } from './handle.js';
 import { erasePerson } from './personal-data-erase.js';
 import type { DataSubject, HeldDelivery, PersonalData, PersonalDataStore, Scrub } from './personal-data-ports.js';
 import { claimsOf, inquiriesOf, lowered, mailsTo } from './personal-data-queries.js';
-import { toDelivery, toIdempotencyEntry, toInquiry, toJudgement } from './rows.js';
+import { toAttempt, toDelivery, toIdempotencyEntry, toInquiry, toJudgement } from './rows.js';
 import type { Database } from './schema.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite.js';
 
@@ -34,32 +35,35 @@ export function createPersonalDataStore({ db, dialect }: OpenDatabase): Personal
   };
 }
 
-/** Every delivery of the person's inquiries and of the mails to them, with its attempts and its mail's id. */
-async function heldDeliveries(db: Kysely<Database>, subject: DataSubject) {
-  const ofInquiries = db.selectFrom('deliveries').select('id').where('reference', 'in', inquiriesOf(db, subject));
-  const ids = ofInquiries.union(db.selectFrom('deliveries').select('id').where('message_id', 'in', mailsTo(db, subject)));
+/** `items` by `key`, each group in the order given. */
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
+/** The deliveries `ids` selects, each with its attempts and its service mail's id. */
+async function withHistory(db: Kysely<Database>, ids: SelectQueryBuilder<Database, 'deliveries', { id: string }>) {
   const [rows, attempts] = await Promise.all([
     db.selectFrom('deliveries').selectAll().where('id', 'in', ids).orderBy('queued_at').orderBy('channel').execute(),
     db.selectFrom('delivery_attempts').selectAll().where('delivery_id', 'in', ids).orderBy('attempt').execute(),
   ]);
+  const history = groupBy(attempts, (attempt) => attempt.delivery_id);
   return rows.map((row) => {
-    const history = attempts
-      .filter((attempt) => attempt.delivery_id === row.id)
-      .map((attempt) => ({
-        attempt: Number(attempt.attempt),
-        attemptedAt: new Date(Number(attempt.attempted_at)),
-        outcome: attempt.outcome,
-        error: attempt.error,
-        durationMs: Number(attempt.duration_ms),
-      }));
-    const delivery: HeldDelivery = { ...toDelivery(row), history };
+    const delivery: HeldDelivery = { ...toDelivery(row), history: (history.get(row.id) ?? []).map(toAttempt) };
     return { delivery, messageId: row.message_id };
   });
 }
 
 /** PersonalDataStore.find: statement by statement, never holding the write lock. */
 async function find(db: Kysely<Database>, subject: DataSubject): Promise<PersonalData> {
-  const [inquiries, deliveries, keys, mails, clients, claims, codeSends] = await Promise.all([
+  const deliveries = db.selectFrom('deliveries').select('id');
+  // Apart, not as a union: each is then looked up by its own index (for mails, 018's partial one).
+  const [inquiries, inquiryDeliveries, mailDeliveries, keys, mails, clients, claims, codeSends] = await Promise.all([
     db
       .selectFrom('inquiries')
       .selectAll()
@@ -67,7 +71,8 @@ async function find(db: Kysely<Database>, subject: DataSubject): Promise<Persona
       .orderBy('received_at')
       .orderBy('reference')
       .execute(),
-    heldDeliveries(db, subject),
+    withHistory(db, deliveries.where('reference', 'in', inquiriesOf(db, subject))),
+    withHistory(db, deliveries.where('message_id', 'is not', null).where('message_id', 'in', mailsTo(db, subject))),
     db.selectFrom('idempotency_keys').selectAll().where('reference', 'in', inquiriesOf(db, subject)).orderBy('created_at').execute(),
     db.selectFrom('messages').selectAll().where(lowered('to_address'), '=', subject.email).orderBy('created_at').execute(),
     db.selectFrom('agent_clients').selectAll().where(lowered('email'), '=', subject.email).orderBy('created_at').execute(),
@@ -79,8 +84,10 @@ async function find(db: Kysely<Database>, subject: DataSubject): Promise<Persona
       .orderBy('sent_at')
       .execute(),
   ]);
-  const deliveriesWhere = (belongs: (held: (typeof deliveries)[number]) => boolean) =>
-    deliveries.filter(belongs).map(({ delivery }) => delivery);
+  const byReference = groupBy(inquiryDeliveries, ({ delivery }) => delivery.reference);
+  const byMail = groupBy(mailDeliveries, ({ messageId }) => messageId);
+  const keysByReference = groupBy(keys.map(toIdempotencyEntry), (key) => key.reference);
+  const only = (held: { delivery: HeldDelivery }[] | undefined) => (held ?? []).map(({ delivery }) => delivery);
   return {
     inquiries: inquiries.map((row) => {
       const { verdict, score, reasons } = toJudgement(row);
@@ -89,11 +96,8 @@ async function find(db: Kysely<Database>, subject: DataSubject): Promise<Persona
         verdict,
         spamScore: score,
         reasons,
-        deliveries: deliveriesWhere(({ delivery }) => delivery.reference === row.reference),
-        idempotencyKeys: keys
-          .filter((key) => key.reference === row.reference)
-          .map(toIdempotencyEntry)
-          .map(({ key, createdAt, outcome }) => ({ key, createdAt, outcome })),
+        deliveries: only(byReference.get(row.reference)),
+        idempotencyKeys: (keysByReference.get(row.reference) ?? []).map(({ key, createdAt, outcome }) => ({ key, createdAt, outcome })),
       };
     }),
     agentRegistrations: clients.map(toClient),
@@ -111,11 +115,11 @@ async function find(db: Kysely<Database>, subject: DataSubject): Promise<Persona
       subject: row.subject,
       body: row.body,
       createdAt: new Date(Number(row.created_at)),
-      deliveries: deliveriesWhere(({ messageId }) => messageId === row.id),
+      deliveries: only(byMail.get(row.id)),
     })),
     codesMailed: codeSends.map((row) => ({
       recipient: row.recipient,
-      domain: row.domain ?? row.recipient.slice(row.recipient.lastIndexOf('@') + 1),
+      domain: row.domain ?? domainOf(row.recipient),
       sentAt: new Date(Number(row.sent_at)),
       expiresAt: new Date(Number(row.expires_at)),
     })),

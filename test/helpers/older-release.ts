@@ -24,7 +24,13 @@ const dropTable =
 const UNDO: readonly (readonly [string, Undo])[] = [
   [
     '018_personal_data_by_address',
-    dropIndexes('inquiries_email_lower', 'agent_clients_email_lower', 'agent_claims_email_lower', 'messages_to_address_lower'),
+    dropIndexes(
+      'inquiries_email_lower',
+      'agent_clients_email_lower',
+      'agent_claims_email_lower',
+      'messages_to_address_lower',
+      'deliveries_message',
+    ),
   ],
   [
     '014_inquiry_body_hashes',
