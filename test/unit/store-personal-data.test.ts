@@ -7,6 +7,7 @@ import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { erasable, erasePerson } from '../../src/personal-data/erase.js';
 import { dataSubject, senderOf } from '../../src/personal-data/subject.js';
+import { openExistingDatabase } from '../../src/storage/database.js';
 import type { OpenDatabase } from '../../src/storage/handle.js';
 import type { DataSubject, PersonalDataStore } from '../../src/storage/personal-data-ports.js';
 import { lowered } from '../../src/storage/personal-data-queries.js';
@@ -341,6 +342,12 @@ describe('the SQLite files after an erase', () => {
     const { store, opened, database } = await stores.open();
     if (database.config.kind !== 'sqlite') throw new Error('SQLite expected');
     const path = database.config.path;
+    // Every connection overwrites what it deletes: the service's (openDatabase) and the CLI's (openExistingDatabase).
+    const cli = await openExistingDatabase(database.config);
+    for (const connection of [opened.db, cli.db]) {
+      expect((await sql<{ secure_delete: number }>`pragma secure_delete`.execute(connection)).rows).toEqual([{ secure_delete: 1 }]);
+    }
+    await cli.db.destroy();
     const personal = createPersonalDataStore(opened);
     await seed(store);
     await attemptAll(store, at(2));
