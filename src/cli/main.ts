@@ -1,6 +1,6 @@
 // The studio's command-line tool (`npx studio-inquiry`, `npm run inquiries -- <command>`): read the
-// inbox, export it, re-queue failed deliveries, erase or export one person's data. Same environment and database as the server, but no
-// delivery worker: sending stays with the server, so the CLI beside it cannot send anything twice.
+// inbox, export it, re-queue failed deliveries, erase or export one person's data. Same environment
+// and database as the server, but no delivery worker: the CLI beside it never sends anything.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';

@@ -42,7 +42,7 @@ export function erase(values: Values, positionals: readonly string[]): Work {
     const subject = byEmail ?? (await senderOf(personalData, reference as string));
     if (subject === undefined) return fail(`no inquiry ${reference}`);
     const who = printableLine(subject.email);
-    if (reference !== undefined) out(`${reference} was sent by ${who}: everything held about that address goes.\n`);
+    if (reference !== undefined) out(`${reference} was sent by ${who}: the erase is of everything held about that address.\n`);
     if (dryRun) {
       const held = erasable(await personalData.find(subject));
       out(isEmpty(held) ? `Nothing is held about ${who}.\n` : `Would erase (--dry-run: nothing is changed):\n${listing(held)}`);

@@ -256,6 +256,9 @@ describe.each(BACKENDS)('erase and export --email beside the running service ($n
     const first = await submit({ email: 'eve@example.com', message: 'EVE-BRIEF-ONE' });
     const second = await submit({ email: 'EVE@Example.com', message: 'EVE-BRIEF-TWO' });
     await mailed('EVE-BRIEF-TWO');
+    const dry = await cli(['erase', first, '--dry-run']);
+    expect(dry).toMatchObject({ code: 0, stderr: '' });
+    expect(dry.stdout).toMatch(new RegExp(`^${first} was sent by eve@example.com: .*\nWould erase .*\n {2}inquiries +2\n`));
     // On SQLite a reader holding a snapshot keeps the write-ahead log from being emptied: said, exit 1.
     const reader = database.config.kind === 'sqlite' ? new SQLite(database.config.path, { readonly: true }) : undefined;
     reader?.prepare('begin').run();
@@ -263,7 +266,7 @@ describe.each(BACKENDS)('erase and export --email beside the running service ($n
     const run = await cli(['erase', second.toLowerCase()]);
     reader?.prepare('commit').run();
     reader?.close();
-    expect(run.stdout).toContain(`${second} was sent by eve@example.com: everything held about that address goes.\n`);
+    expect(run.stdout).toContain(`${second} was sent by eve@example.com: the erase is of everything held about that address.\n`);
     expect(run.stdout).toMatch(new RegExp(`inquiries +2\\n {4}${first} received .*\\n {4}${second} received `));
     expect(await store.inquiries.findByReference(first)).toBeUndefined();
     if (reader) {
