@@ -1,6 +1,6 @@
 // The module boundaries `npm test` checks (npm run depcheck). Docs: docs/architecture.md.
 /** The domain: what the service does, apart from how it is reached (HTTP, MCP, CLI) or stored. */
-const DOMAIN = '^src/(inquiries|auth|delivery|studio|validation|spam)/|^src/errors\\.ts$';
+const DOMAIN = '^src/(inquiries|auth|delivery|studio|validation|spam|personal-data)/|^src/errors\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -52,13 +52,13 @@ module.exports = {
       comment: 'Domain code takes storage types from the ports, never from the SQLite/PostgreSQL code.',
       severity: 'error',
       from: { path: `${DOMAIN}|^src/mcp/` },
-      to: { path: '^src/storage/', pathNot: '^src/storage/(ports|ports-[a-z]+|group-commit)\\.ts$' },
+      to: { path: '^src/storage/', pathNot: '^src/storage/(ports|ports-[a-z]+|personal-data-ports|group-commit)\\.ts$' },
     },
     {
       name: 'ports-stand-alone',
       comment: 'The storage ports import nothing of the implementations (nor anything else of the service): only one another.',
       severity: 'error',
-      from: { path: '^src/storage/(ports|ports-[a-z]+)\\.ts$' },
+      from: { path: '^src/storage/(ports|ports-[a-z]+|personal-data-ports)\\.ts$' },
       to: { path: '^src/', pathNot: '^src/storage/(ports|ports-[a-z]+)\\.ts$' },
     },
   ],

@@ -6,12 +6,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
+import type { PersonalDataStore } from '../storage/personal-data-ports.js';
 import type { DeliveryRecord, InquiryJudgement, InquiryRecord, Store } from '../storage/ports.js';
 import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-export type Work = (store: Store, config: Config) => Promise<number>;
+/** A command's work on the open inbox: its store, and the part that finds one person's data. */
+export type Work = (store: Store, config: Config, personalData: PersonalDataStore) => Promise<number>;
 
 /** Wrong arguments: the message is printed with a pointer to the usage text, exit code 2. */
 export class UsageError extends Error {}

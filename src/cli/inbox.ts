@@ -5,18 +5,25 @@ import { existsSync } from 'node:fs';
 import type { Kysely } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import type { OpenDatabase } from '../storage/handle.js';
+import type { PersonalDataStore } from '../storage/personal-data-ports.js';
 import type { SchemaVersion, Store } from '../storage/ports.js';
 import { systemErrorText } from './format.js';
 
 /** Why the CLI will not work on the database DATABASE_URL names: one line, exit code 1. */
 export class InboxError extends Error {}
 
+/** The inbox's store, and its part that finds and erases one person's data. */
+export interface Inbox {
+  readonly store: Store;
+  readonly personalData: PersonalDataStore;
+}
+
 /**
- * The store of the inbox, or an InboxError. Every command refuses a schema older or newer than this
+ * The inbox, or an InboxError. Every command refuses a schema older or newer than this
  * release's: migrating would stop the older instances still running (docs/operations.md), and a
  * newer schema cannot be read or written reliably.
  */
-export async function openInbox(config: DatabaseConfig): Promise<Store> {
+export async function openInbox(config: DatabaseConfig): Promise<Inbox> {
   // Opening a SQLite path creates the file. For the server that is the first start; for the CLI it
   // almost always means the wrong directory or DATABASE_URL, and an empty new inbox would hide that.
   if (config.kind === 'sqlite' && config.path !== ':memory:' && !existsSync(config.path)) {
@@ -24,10 +31,11 @@ export async function openInbox(config: DatabaseConfig): Promise<Store> {
   }
   // Loaded here rather than at the top: the storage modules take most of the start-up time, which
   // `help` and a mistyped option should not wait for.
-  const [{ openExistingDatabase }, { readSchemaVersion }, { createStore }] = await Promise.all([
+  const [{ openExistingDatabase }, { readSchemaVersion }, { createStore }, { createPersonalDataStore }] = await Promise.all([
     import('../storage/database.js'),
     import('../storage/migrations.js'),
     import('../storage/store.js'),
+    import('../storage/personal-data-store.js'),
   ]);
   let database: OpenDatabase;
   let version: SchemaVersion;
@@ -47,7 +55,7 @@ export async function openInbox(config: DatabaseConfig): Promise<Store> {
     await database.db.destroy();
     throw new InboxError(problem);
   }
-  return createStore(database);
+  return { store: createStore(database), personalData: createPersonalDataStore(database) };
 }
 
 function cannotOpen(error: unknown, config: DatabaseConfig): InboxError {

@@ -1,14 +1,14 @@
 // The studio's command-line tool (`npx studio-inquiry`, `npm run inquiries -- <command>`): read the
-// inbox, export it, re-queue failed deliveries. Same environment and database as the server, but no
-// delivery worker: sending stays with the server, so the CLI beside it cannot send anything twice.
+// inbox, export it, re-queue failed deliveries, erase or export one person's data. Same environment
+// and database as the server, but no delivery worker: the CLI beside it never sends anything.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.js';
-import type { Store } from '../storage/ports.js';
 import { backup } from './backup.js';
 import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
 import { digest } from './digest.js';
 import { systemErrorText } from './format.js';
-import { InboxError, openInbox } from './inbox.js';
+import { type Inbox, InboxError, openInbox } from './inbox.js';
+import { erase, exportPersonalData } from './personal-data.js';
 import { configuredChannels, moveInquiry, verdictReference } from './verdicts.js';
 
 const USAGE = `Usage: studio-inquiry <command> [options]
@@ -33,6 +33,11 @@ Commands:
   backup <file>
       A consistent copy of the SQLite database, taken while the server runs, written 0600.
       Never overwrites a file. For PostgreSQL use pg_dump.
+  erase --email <address> [--dry-run] | erase <reference> [--dry-run]
+      Delete everything held about a person (an address in any case; a reference: its sender's
+      address): inquiries, deliveries, agent registrations, claims, mails. --dry-run lists it.
+  export --email <address> --format json [--output <file>]
+      Everything held about a person, as one JSON document.
   help
       This text.
 
@@ -48,14 +53,23 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const help: Options = { help: { type: 'boolean', short: 'h' } };
 const json: Options = { json: { type: 'boolean' } };
 const since: Options = { since: { type: 'string' } };
+const email: Options = { email: { type: 'string' } };
 
 const COMMANDS: Record<string, { options: Options; prepare: (values: Values, positionals: string[]) => Work }> = {
   list: { options: { ...help, ...json, ...since, limit: { type: 'string' }, spam: { type: 'boolean' } }, prepare: list },
   show: { options: { ...help, ...json }, prepare: show },
   export: {
-    options: { ...help, ...since, format: { type: 'string' }, output: { type: 'string', short: 'o' }, 'with-verdict': { type: 'boolean' } },
-    prepare: exportInquiries,
+    options: {
+      ...help,
+      ...since,
+      ...email,
+      format: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      'with-verdict': { type: 'boolean' },
+    },
+    prepare: (values, positionals) => (values.email === undefined ? exportInquiries : exportPersonalData)(values, positionals),
   },
+  erase: { options: { ...help, ...email, 'dry-run': { type: 'boolean' } }, prepare: erase },
   requeue: { options: { ...help, all: { type: 'boolean' } }, prepare: requeue },
   backup: { options: help, prepare: backup },
   release: { options: help, prepare: (_values, positionals) => toVerdict('inbox', positionals) },
@@ -100,9 +114,10 @@ export async function run(args: readonly string[]): Promise<number> {
 
   const opened = await openConfiguredStore();
   if (typeof opened === 'number') return opened;
-  const { store, config } = opened;
+  const { inbox, config } = opened;
+  const { store, personalData } = inbox;
   try {
-    return await work(store, config);
+    return await work(store, config, personalData);
   } catch (error) {
     // A database error mid-command (locked past busy_timeout, disk full): a line, not a stack trace.
     process.stderr.write(`studio-inquiry: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -118,7 +133,7 @@ function usageError(message: string): number {
 }
 
 /** The store, or exit code 1 after one line on stderr saying which setting is wrong. */
-async function openConfiguredStore(): Promise<{ store: Store; config: Config } | number> {
+async function openConfiguredStore(): Promise<{ inbox: Inbox; config: Config } | number> {
   let config: Config;
   try {
     config = loadConfig();
@@ -128,7 +143,7 @@ async function openConfiguredStore(): Promise<{ store: Store; config: Config } |
     return 1;
   }
   try {
-    return { store: await openInbox(config.database), config };
+    return { inbox: await openInbox(config.database), config };
   } catch (error) {
     if (!(error instanceof InboxError)) throw error;
     process.stderr.write(`studio-inquiry: DATABASE_URL: ${error.message}\n`);

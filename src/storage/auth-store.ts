@@ -17,7 +17,7 @@ const toClaim = (row: Omit<AgentClaimsTable, 'failed_attempts'> & { failed_attem
   createdAt: new Date(Number(row.created_at)),
 });
 
-const toClient = (row: AgentClientsTable): AgentClient => ({
+export const toClient = (row: AgentClientsTable): AgentClient => ({
   clientId: row.client_id,
   clientName: row.client_name,
   clientUri: row.client_uri,

@@ -324,7 +324,7 @@ const migrations: Record<string, Migration> = {
   },
   '017_retention_indexes': {
     // The hourly retention (src/maintenance.ts) finds one verdict's oldest inquiries without walking
-    // the other's kept ones, a service message's deliveries, and a client's claims, by these.
+    // the other's kept ones, a service message's deliveries (erase and export too), and a client's claims.
     async up(db) {
       await db.schema.createIndex('inquiries_verdict_received_at').on('inquiries').columns(['verdict', 'received_at']).execute();
       await db.schema
@@ -334,6 +334,24 @@ const migrations: Record<string, Migration> = {
         .where(sql.ref('message_id'), 'is not', null)
         .execute();
       await db.schema.createIndex('agent_claims_client').on('agent_claims').column('client_id').execute();
+    },
+  },
+  '018_personal_data_by_address': {
+    // Erase and export find one person's rows by address in any case (docs/operations.md, "Personal
+    // data"): lower(address) indexed where it is kept, so that neither reads a whole table.
+    async up(db) {
+      for (const [index, table, column] of [
+        ['inquiries_email_lower', 'inquiries', 'email'],
+        ['agent_clients_email_lower', 'agent_clients', 'email'],
+        ['agent_claims_email_lower', 'agent_claims', 'email'],
+        ['messages_to_address_lower', 'messages', 'to_address'],
+      ] as const) {
+        await db.schema
+          .createIndex(index)
+          .on(table)
+          .expression(sql`lower(${sql.ref(column)})`)
+          .execute();
+      }
     },
   },
 };

@@ -1,5 +1,5 @@
 // Rows as the tables hold them and records as the domain sees them: the conversions between the two.
-import type { DeliveryRecord, IdempotencyEntry, InquiryJudgement, InquiryRecord, NewInquiry } from './ports.js';
+import type { DeliveryAttempt, DeliveryRecord, IdempotencyEntry, InquiryJudgement, InquiryRecord, NewInquiry } from './ports.js';
 import type { Database, IdempotencyKeysTable, NewInquiryRow } from './schema.js';
 
 type InquiryRow = Database['inquiries'];
@@ -74,6 +74,14 @@ export const toDelivery = (row: Omit<DeliveryRow, 'attempts'> & { attempts: numb
   lastError: row.last_error,
   queuedAt: new Date(Number(row.queued_at)),
   finishedAt: row.finished_at === null ? null : new Date(Number(row.finished_at)),
+});
+
+export const toAttempt = (row: Database['delivery_attempts']): DeliveryAttempt => ({
+  attempt: Number(row.attempt),
+  attemptedAt: new Date(Number(row.attempted_at)),
+  outcome: row.outcome,
+  error: row.error,
+  durationMs: Number(row.duration_ms),
 });
 
 /** A new delivery, due now, of an inquiry (reference) or a service message (message_id). */

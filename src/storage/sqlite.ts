@@ -14,7 +14,7 @@ import { withStatementCache } from './sqlite-statement-cache.js';
 const SQLITE_BEGIN_MAX_PAUSE_MS = 20;
 
 /** How long a connection waits for another writer's lock before failing (SQLite busy_timeout). */
-const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * Transactions begin immediate, taking the write lock at once: a deferred one that read first
@@ -136,6 +136,9 @@ function connectSqlite(sqlite: SQLite.Database): OpenDatabase {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  // Deleted rows are overwritten with zeros in the file, whichever connection deletes them: an erased
+  // person leaves nothing for `strings` to find once the write-ahead log is emptied (personal-data-store.ts).
+  sqlite.pragma('secure_delete = on');
   const checkFile = fileIdentityCheck(sqlite);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(sqlite, checkFile) });
   const probe = sqlite.prepare('select 1');

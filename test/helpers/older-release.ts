@@ -22,6 +22,10 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  [
+    '018_personal_data_by_address',
+    dropIndexes('inquiries_email_lower', 'agent_clients_email_lower', 'agent_claims_email_lower', 'messages_to_address_lower'),
+  ],
   ['017_retention_indexes', dropIndexes('inquiries_verdict_received_at', 'deliveries_message', 'agent_claims_client')],
   [
     '016_quarantine_digests',

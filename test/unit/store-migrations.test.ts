@@ -64,6 +64,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '014_inquiry_body_hashes',
       '016_quarantine_digests',
       '017_retention_indexes',
+      '018_personal_data_by_address',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
