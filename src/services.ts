@@ -17,6 +17,7 @@ import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { createInquiryService, IDEMPOTENCY_KEY_TTL_MS, type InquiryService } from './inquiries/service.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { loadProofOfWork, type ProofOfWork } from './spam/proof-of-work.js';
 import { openDatabase } from './storage/database.js';
 import type { Store } from './storage/ports.js';
 import { createStore } from './storage/store.js';
@@ -29,6 +30,8 @@ export interface Services {
   readonly channels: readonly Channel[];
   readonly worker: DeliveryWorker;
   readonly inquiries: InquiryService;
+  /** The contact page's proof of work: challenges, and the check of their answers. */
+  readonly proofOfWork: ProofOfWork;
   readonly metrics: Metrics;
   /** The Redis client of REDIS_URL (shared rate limits), or null. */
   readonly redis: Redis | null;
@@ -67,7 +70,7 @@ function connectRedis(url: string, logger: Logger): Redis {
   return redis;
 }
 
-/** How often forgotten Idempotency-Keys are purged. */
+/** How often forgotten Idempotency-Keys, expired revocations and spent proofs of work are purged. */
 const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface ServiceOptions {
@@ -99,8 +102,9 @@ export async function createServices(
 ): Promise<Services> {
   const store = await openStore(config, logger);
   const keys = await SigningKeys.load(store);
-  const channels = createChannels(config, profile);
   const now = options.now ?? (() => new Date());
+  const proofOfWork = await loadProofOfWork(store.proofs, now);
+  const channels = createChannels(config, profile);
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
   const worker = new DeliveryWorker({
@@ -149,8 +153,9 @@ export async function createServices(
     Promise.all([
       store.idempotency.deleteOlderThan(new Date(now().getTime() - IDEMPOTENCY_KEY_TTL_MS)),
       store.auth.purgeExpired(now()),
+      store.proofs.purgeExpired(now()),
     ]).catch((error: unknown) => {
-      logger.warn({ err: error }, 'could not purge expired idempotency keys and revocations');
+      logger.warn({ err: error }, 'could not purge expired idempotency keys, revocations and proofs of work');
     });
   };
   // At start too: an instance restarted more often than the interval would otherwise never purge.
@@ -163,6 +168,7 @@ export async function createServices(
     channels,
     worker,
     inquiries,
+    proofOfWork,
     metrics,
     redis,
     async close() {

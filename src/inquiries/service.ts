@@ -3,6 +3,7 @@
 // and MCP, call this one function.
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
+import type { ProofSignal, SpamSignals } from '../spam/types.js';
 import { judge } from '../spam/verdict.js';
 import { GroupCommitter } from '../storage/group-commit.js';
 import type { IdempotencyEntry, InquiryJudgement, InquiryRecord, Store, Tx } from '../storage/ports.js';
@@ -25,6 +26,10 @@ export interface SubmitOptions {
   readonly clientId?: string | null;
   /** That agent's registration was claimed (verified email or ID-JAG): the content rules do not count. */
   readonly trustedAgent?: boolean;
+  /** The contact page's proof of work, checked (src/spam/proof-of-work.ts); `missing` when left out. */
+  readonly proof?: ProofSignal;
+  /** The contact page's hidden field was filled in (only a bot sees it). */
+  readonly honeypot?: boolean;
 }
 
 export interface SubmitResult {
@@ -105,7 +110,12 @@ export function createInquiryService({
       requestHash: key === undefined ? '' : hashJson(input),
       fingerprint: fingerprintOf(input),
       clientId: options.clientId ?? null,
-      judgement: judgementOf(input, options.trustedAgent ?? false),
+      judgement: judgementOf(input, {
+        proof: options.proof ?? 'missing',
+        honeypot: options.honeypot ?? false,
+        trustedAgent: options.trustedAgent ?? false,
+        repeatedFromOtherAddresses: 0,
+      }),
     };
     let decided: Decided;
     try {
@@ -219,13 +229,12 @@ export function createInquiryService({
   }
 
   /**
-   * The spam rules' judgement (docs/spam.md), or none with the filter off. The page's proof of work
-   * and honeypot and the repeated-message count are not wired yet: neutral signals.
+   * The spam rules' judgement (docs/spam.md), or none with the filter off. The repeated-message
+   * count is not wired yet: 0.
    */
-  function judgementOf(inquiry: InquiryInput, trustedAgent: boolean): InquiryJudgement | undefined {
+  function judgementOf(inquiry: InquiryInput, signals: SpamSignals): InquiryJudgement | undefined {
     if (spamFilter === null) return undefined;
     const company = inquiry.company?.trim() ? inquiry.company : null;
-    const signals = { proof: 'missing', honeypot: false, trustedAgent, repeatedFromOtherAddresses: 0 } as const;
     return judge({ ...inquiry, company }, signals, { threshold: spamFilter.threshold });
   }
 

@@ -132,6 +132,19 @@ export interface ClaimCodeSendsTable {
   expires_at: number;
 }
 
+/** A secret made once and shared by every instance, such as the proof of work's HMAC key (migration 015). */
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
+/** A proof of work used once (migration 015): kept until its challenge expires, then purged. */
+export interface SpentProofsTable {
+  id: string;
+  expires_at: number;
+}
+
 export interface Database {
   messages: MessagesTable;
   agent_claims: AgentClaimsTable;
@@ -145,4 +158,6 @@ export interface Database {
   revoked_tokens: RevokedTokensTable;
   used_assertions: UsedAssertionsTable;
   claim_code_sends: ClaimCodeSendsTable;
+  service_secrets: ServiceSecretsTable;
+  spent_proofs: SpentProofsTable;
 }

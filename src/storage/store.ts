@@ -8,6 +8,7 @@ import { createInquiryStore } from './inquiry-store.js';
 import { createIntakeStore } from './intake-store.js';
 import { createOutbox } from './outbox.js';
 import type { Store, Tx } from './ports.js';
+import { createProofStore } from './proof-store.js';
 import { inTransaction } from './transaction.js';
 
 /** PostgreSQL runs write transactions in parallel, each overlapping the others' round trips and commits. */
@@ -30,6 +31,7 @@ export function createStore({ db, dialect, ping }: OpenDatabase): Store {
     idempotency,
     intake,
     outbox,
+    proofs: createProofStore(q),
     async transaction(work, options) {
       const callbacks: (() => void)[] = [];
       const result = await inTransaction(

@@ -119,6 +119,8 @@ describe('GET /', () => {
 describe('assets', () => {
   const types: Record<keyof typeof ASSET_FILES, RegExp> = {
     'site.css': /^text\/css; charset=utf-8$/,
+    'counter.js': /^text\/javascript; charset=utf-8$/,
+    'signals.js': /^text\/javascript; charset=utf-8$/,
     'site.js': /^text\/javascript; charset=utf-8$/,
     'favicon.svg': /^image\/svg\+xml/,
   };
