@@ -22,6 +22,13 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  [
+    '015_proof_of_work',
+    async (db) => {
+      await dropTable('spent_proofs')(db);
+      await dropTable('service_secrets')(db);
+    },
+  ],
   ['013_inquiry_verdicts', dropColumns('inquiries', 'verdict', 'spam_score', 'spam_reasons')],
   [
     '012_claim_code_sends_by_domain',

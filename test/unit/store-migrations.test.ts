@@ -61,6 +61,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '011_service_messages_due_by_channel',
       '012_claim_code_sends_by_domain',
       '013_inquiry_verdicts',
+      '015_proof_of_work',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
