@@ -1,8 +1,6 @@
 // The contact page's proof of work on real stores: challenges signed with a key made once per
 // database, proofs valid once, and anything else (expired, tampered, replayed, malformed) invalid
 // without an exception; the spent proofs and the shared key on both backends, racing instances too.
-import { solveChallenge } from 'altcha-lib';
-import { deriveKey } from 'altcha-lib/algorithms/pbkdf2';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -18,17 +16,7 @@ import { openDatabase } from '../../src/storage/database.js';
 import type { Store } from '../../src/storage/ports.js';
 import { createStore } from '../../src/storage/store.js';
 import { BACKENDS, freshSqlite, storePerTest } from '../helpers/databases.js';
-
-type Challenge = Awaited<ReturnType<ProofOfWork['challenge']>>;
-
-/** Solves a challenge as the page's worker does (the same loop, Node's PBKDF2) and encodes it as the page sends it. */
-async function solved(challenge: Challenge): Promise<{ header: string; solution: { counter: number; derivedKey: string } }> {
-  const solution = await solveChallenge({ challenge, deriveKey });
-  if (!solution) throw new Error('not solved');
-  return { header: encode({ challenge, solution }), solution };
-}
-
-const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
+import { encodeProof, solveProof } from '../helpers/proof.js';
 
 describe('proofs of work', () => {
   const stores = storePerTest(freshSqlite);
@@ -44,14 +32,14 @@ describe('proofs of work', () => {
     expect(challenge.parameters).toMatchObject({ algorithm: PROOF_ALGORITHM, cost: PROOF_COST, keyLength: 32 });
     expect((challenge.parameters.expiresAt ?? 0) * 1000 - Date.now()).toBeGreaterThan(CHALLENGE_LIFETIME_MS - 2_000);
     expect((challenge.parameters.expiresAt ?? 0) * 1000 - Date.now()).toBeLessThanOrEqual(CHALLENGE_LIFETIME_MS);
-    const { solution } = await solved(challenge);
+    const { solution } = await solveProof(challenge);
     expect(solution.counter).toBeGreaterThanOrEqual(PROOF_ATTEMPTS.min);
     expect(solution.counter).toBeLessThanOrEqual(PROOF_ATTEMPTS.max);
   });
 
   it('counts a valid, fresh proof once: valid, then invalid when sent again', async () => {
     const { proofs } = await proofOfWork();
-    const { header } = await solved(await proofs.challenge());
+    const { header } = await solveProof(await proofs.challenge());
     expect(await proofs.check(header)).toBe('valid');
     expect(await proofs.check(header)).toBe('invalid');
   });
@@ -65,7 +53,7 @@ describe('proofs of work', () => {
     const { store } = await stores.open();
     const past = await loadProofOfWork(store.proofs, () => new Date(Date.now() - CHALLENGE_LIFETIME_MS - 1_000));
     const challenge = await past.challenge();
-    const { header } = await solved(challenge);
+    const { header } = await solveProof(challenge);
     expect(await (await loadProofOfWork(store.proofs)).check(header)).toBe('invalid');
     // Nor was it spent: a proof that does not hold writes nothing.
     expect(await store.proofs.spend(String(challenge.signature), new Date(Date.now() + 60_000))).toBe(true);
@@ -74,7 +62,7 @@ describe('proofs of work', () => {
   it('calls a proof invalid when anything signed was changed, or its answer was', async () => {
     const { proofs } = await proofOfWork();
     const challenge = await proofs.challenge();
-    const { solution } = await solved(challenge);
+    const { solution } = await solveProof(challenge);
     const later = (challenge.parameters.expiresAt ?? 0) + 3600;
     const tampered = [
       { challenge: { ...challenge, parameters: { ...challenge.parameters, expiresAt: later } }, solution },
@@ -83,32 +71,32 @@ describe('proofs of work', () => {
       { challenge, solution: { ...solution, derivedKey: solution.derivedKey.replace(/.$/, (c) => (c === '0' ? '1' : '0')) } },
       { challenge, solution: { counter: solution.counter } },
     ];
-    for (const proof of tampered) expect(await proofs.check(encode(proof)), JSON.stringify(proof)).toBe('invalid');
-    expect(await proofs.check(encode({ challenge, solution }))).toBe('valid');
+    for (const proof of tampered) expect(await proofs.check(encodeProof(proof)), JSON.stringify(proof)).toBe('invalid');
+    expect(await proofs.check(encodeProof({ challenge, solution }))).toBe('valid');
   });
 
   it("calls invalid a proof of another database's challenge (its key differs)", async () => {
     const { proofs } = await proofOfWork();
     const { proofs: elsewhere } = await proofOfWork();
-    const { header } = await solved(await elsewhere.challenge());
+    const { header } = await solveProof(await elsewhere.challenge());
     expect(await proofs.check(header)).toBe('invalid');
   });
 
   it('calls malformed headers invalid: not base64, not JSON, not the payload, too long', async () => {
     const { proofs } = await proofOfWork();
     const challenge = await proofs.challenge();
-    const { header } = await solved(challenge);
+    const { header } = await solveProof(challenge);
     const malformed = [
       '',
       'not base64!',
       `${header}, ${header}`, // two Altcha headers, as Node joins them
-      encode('a string'),
-      encode(null),
-      encode([1, 2]),
-      encode({ challenge }),
-      encode({ challenge: { parameters: challenge.parameters }, solution: {} }),
-      encode({ challenge: { ...challenge, signature: 'ABC' }, solution: {} }),
-      encode({ challenge: { ...challenge, parameters: [] }, solution: {} }),
+      encodeProof('a string'),
+      encodeProof(null),
+      encodeProof([1, 2]),
+      encodeProof({ challenge }),
+      encodeProof({ challenge: { parameters: challenge.parameters }, solution: {} }),
+      encodeProof({ challenge: { ...challenge, signature: 'ABC' }, solution: {} }),
+      encodeProof({ challenge: { ...challenge, parameters: [] }, solution: {} }),
       Buffer.from('{"challenge":').toString('base64'),
       'A'.repeat(MAX_PROOF_LENGTH + 4),
     ];
@@ -131,14 +119,14 @@ describe('proofs of work', () => {
     });
     await fc.assert(
       fc.asyncProperty(fc.oneof(payload, fc.jsonValue()), async (value) => {
-        expect(await proofs.check(encode(value))).toBe('invalid');
+        expect(await proofs.check(encodeProof(value))).toBe('invalid');
       }),
       { numRuns: 300 },
     );
     // The same signed parameters with answers of any shape.
     await fc.assert(
       fc.asyncProperty(fc.jsonValue(), async (solution) => {
-        expect(await proofs.check(encode({ challenge, solution }))).toBe('invalid');
+        expect(await proofs.check(encodeProof({ challenge, solution }))).toBe('invalid');
       }),
       { numRuns: 200 },
     );
@@ -146,7 +134,7 @@ describe('proofs of work', () => {
 
   it('calls a valid proof missing, neither for nor against, when the database cannot say whether it was used', async () => {
     const { proofs, store } = await proofOfWork();
-    const { header } = await solved(await proofs.challenge());
+    const { header } = await solveProof(await proofs.challenge());
     vi.spyOn(store.proofs, 'spend').mockRejectedValueOnce(new Error('the database is away'));
     expect(await proofs.check(header)).toBe('missing');
   });
@@ -187,7 +175,7 @@ describe.each(BACKENDS)('the proof store on $name', ({ fresh }) => {
       expect(new Set(secrets).size).toBe(1);
       expect(secrets[0]).not.toMatch(/^candidate-/);
       // What one instance issued, another verifies; and a replay at a third is seen.
-      const { header } = await solved(await (loaded[0] as ProofOfWork).challenge());
+      const { header } = await solveProof(await (loaded[0] as ProofOfWork).challenge());
       expect(await (loaded[1] as ProofOfWork).check(header)).toBe('valid');
       expect(await (loaded[2] as ProofOfWork).check(header)).toBe('invalid');
     } finally {
@@ -197,7 +185,7 @@ describe.each(BACKENDS)('the proof store on $name', ({ fresh }) => {
 
   it('keeps the key across restarts', async () => {
     const { store, database } = await stores.open();
-    const { header } = await solved(await (await loadProofOfWork(store.proofs)).challenge());
+    const { header } = await solveProof(await (await loadProofOfWork(store.proofs)).challenge());
     await store.close();
     const restarted = createStore(await openDatabase(database.config));
     try {

@@ -45,7 +45,7 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
       async (retry) => {
         const { clientId, trustedAgent } = await bearerClient(request.headers.authorization, reply, options);
         if (retry) return retry;
-        // Checked once admitted, and only for an inquiry not answered before: a proof is spent here.
+        // Checked once admitted: a valid proof is spent here, whatever becomes of the inquiry.
         const proof = await proofOfWork.check(headerOf(request, PROOF_HEADER));
         const honeypot = Boolean(headerOf(request, HONEYPOT_HEADER));
         return inquiries.submit(request.body, { idempotencyKey, clientId, trustedAgent, proof, honeypot });
