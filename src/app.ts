@@ -52,6 +52,8 @@ export interface AppDeps {
   readonly metrics?: Metrics;
   /** Per-address limits of the agent-auth endpoints (tests raise them; defaults otherwise). */
   readonly authRateLimits?: AuthRateLimits;
+  /** Per-address limit of GET /api/contact/challenge (tests raise it; CHALLENGE_RATE_LIMIT otherwise). */
+  readonly challengeRateLimit?: { readonly max: number; readonly timeWindow: number };
   /** How long a request may take to arrive (REQUEST_TIMEOUT_MS; tests shorten it). */
   readonly requestTimeoutMs?: number;
 }
@@ -222,7 +224,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     limiter,
     proofOfWork: deps.proofOfWork,
   });
-  await app.register(contactChallengeRoute, { proofOfWork: deps.proofOfWork });
+  await app.register(contactChallengeRoute, {
+    proofOfWork: deps.proofOfWork,
+    ...(deps.challengeRateLimit && { limit: deps.challengeRateLimit }),
+  });
   return app;
 }
 

@@ -80,7 +80,7 @@ export async function loadProofOfWork(store: ProofStore, now: () => Date = () =>
 type Proof = { challenge: Challenge & { signature: string }; solution: Parameters<typeof verifySolution>[0]['solution'] };
 
 /** ALTCHA's payload: base64 of {challenge: {parameters, signature}, solution}; null for anything else. */
-export function decodeProof(payload: string): Proof | null {
+function decodeProof(payload: string): Proof | null {
   if (payload.length > MAX_PROOF_LENGTH || !/^[A-Za-z0-9+/]+={0,2}$/.test(payload)) return null;
   let value: unknown;
   try {

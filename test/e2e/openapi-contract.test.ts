@@ -41,6 +41,7 @@ beforeAll(async () => {
     startWorker: false,
     env: { RATE_LIMIT_INQUIRIES: '1/h' },
     authRateLimits: { register: one, claim: one, token: one, revoke: one },
+    challengeRateLimit: one,
   });
   broken = await startTestApp({ listen: true, startWorker: false });
   doc = (await (await fetch(`${main.baseUrl}/openapi.json`)).json()) as OpenApiDocument;
@@ -225,10 +226,8 @@ describe('POST /api/contact (submitInquiry)', () => {
 
 describe('GET /api/contact/challenge (getProofOfWorkChallenge)', () => {
   it('200, and 429 past its limit per client address', async () => {
-    let answer = await call({ app: limited, path: '/api/contact/challenge' });
-    expect(answer.status).toBe(200);
-    for (let i = 0; i < 100 && answer.status === 200; i++) answer = await call({ app: limited, path: '/api/contact/challenge' });
-    expect(answer).toMatchObject({ status: 429, json: { error: 'rate_limited' } });
+    expect((await call({ app: limited, path: '/api/contact/challenge' })).status).toBe(200);
+    expect(await call({ app: limited, path: '/api/contact/challenge' })).toMatchObject({ status: 429, json: { error: 'rate_limited' } });
   });
 });
 

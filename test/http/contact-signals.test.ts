@@ -51,7 +51,7 @@ describe('GET /api/contact/challenge', () => {
   });
 
   it(`is limited to ${CHALLENGE_RATE_LIMIT.max} a minute per client address: then 429 problem+json with Retry-After`, async () => {
-    testApp = await start();
+    testApp = await startTestApp({ env: FILTERED, startWorker: false, challengeRateLimit: CHALLENGE_RATE_LIMIT });
     for (let i = 0; i < CHALLENGE_RATE_LIMIT.max; i++) expect((await getChallenge()).statusCode).toBe(200);
     const refused = await getChallenge();
     expect(refused.statusCode).toBe(429);

@@ -5,8 +5,14 @@ import type { FastifyInstance } from 'fastify';
 import type { ProofOfWork } from '../../spam/proof-of-work.js';
 import { CHALLENGE_PATH } from '../../web/page.js';
 
-/** Far more than a page asks for (one per visit, and one every few minutes while someone types). */
+/** Per client address: far more than a page asks for (one per visit, one every few minutes while someone types). */
 export const CHALLENGE_RATE_LIMIT = { max: 30, timeWindow: 60_000 } as const;
+
+export interface ContactChallengeOptions {
+  readonly proofOfWork: Pick<ProofOfWork, 'challenge'>;
+  /** CHALLENGE_RATE_LIMIT unless given (tests that load the page often raise it). */
+  readonly limit?: { readonly max: number; readonly timeWindow: number };
+}
 
 /** The challenge as ALTCHA's solvers take it; `parameters` is signed whole, in `signature`. */
 export const challengeSchema = {
@@ -36,8 +42,8 @@ export const challengeSchema = {
 const tooMany = (_request: unknown, context: { after: string }) =>
   Object.assign(new Error(`Too many challenges asked for from this address; try again in ${context.after}.`), { statusCode: 429 });
 
-export async function contactChallengeRoute(app: FastifyInstance, { proofOfWork }: { proofOfWork: Pick<ProofOfWork, 'challenge'> }) {
-  app.get(CHALLENGE_PATH, { config: { rateLimit: { ...CHALLENGE_RATE_LIMIT, errorResponseBuilder: tooMany } } }, async (_request, reply) =>
+export async function contactChallengeRoute(app: FastifyInstance, { proofOfWork, limit = CHALLENGE_RATE_LIMIT }: ContactChallengeOptions) {
+  app.get(CHALLENGE_PATH, { config: { rateLimit: { ...limit, errorResponseBuilder: tooMany } } }, async (_request, reply) =>
     reply.header('cache-control', 'no-store').send(await proofOfWork.challenge()),
   );
 }
