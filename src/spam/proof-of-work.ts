@@ -13,7 +13,7 @@ export const PROOF_ALGORITHM = 'PBKDF2/SHA-256';
 export const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
 /**
  * The difficulty: PBKDF2 iterations per attempt, and the range the answer (the attempts needed) is
- * drawn from. 200,000 to 600,000 iterations: a phone's worker solves one well within a second.
+ * drawn from, so that a phone's worker is done before the person has typed their name (docs/spam.md).
  */
 export const PROOF_COST = 2_000;
 export const PROOF_ATTEMPTS = { min: 100, max: 300 } as const;
@@ -37,7 +37,7 @@ export async function loadProofOfWork(store: ProofStore, now: () => Date = () =>
   const key = await store.secret(SECRET_NAME, randomBytes(32).toString('base64url'));
   const secrets = {
     hmacSignatureSecret: createHmac('sha256', key).update('challenge').digest('hex'),
-    // Signs the answer's key, so that checking a proof is one HMAC rather than the work again.
+    // Signs the answer's key, so that checking a proof is an HMAC rather than the work again.
     hmacKeySignatureSecret: createHmac('sha256', key).update('derived-key').digest('hex'),
   };
 

@@ -20,7 +20,7 @@ export const CONTACT_PATH = '/api/contact';
 /** Where the page fetches a proof-of-work challenge. */
 export const CHALLENGE_PATH = '/api/contact/challenge';
 /** The honeypot's name: one bots expect a value for. */
-export const HONEYPOT_FIELD = 'website';
+const HONEYPOT_FIELD = 'website';
 
 interface FieldSpec {
   readonly name: string;

@@ -30,8 +30,8 @@ export interface ContactRouteOptions extends BearerOptions {
  * payload) and word that its honeypot was filled. Neither is ever refused: a malformed proof is
  * only an invalid one, and the answer is the same as to any other inquiry.
  */
-export const PROOF_HEADER = 'altcha';
-export const HONEYPOT_HEADER = 'honeypot';
+const PROOF_HEADER = 'altcha';
+const HONEYPOT_HEADER = 'honeypot';
 
 export async function contactRoute(app: FastifyInstance, options: ContactRouteOptions) {
   const { inquiries, profile, limiter, proofOfWork } = options;
