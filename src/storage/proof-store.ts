@@ -6,12 +6,17 @@ import type { ProofStore } from './ports.js';
 export function createProofStore(q: Executor): ProofStore {
   return {
     async secret(name, candidate) {
+      const stored = () => q().selectFrom('service_secrets').select('value').where('name', '=', name).executeTakeFirst();
+      // Read first: a start on a database that has it writes nothing (and needs no write lock).
+      const found = await stored();
+      if (found) return found.value;
       await q()
         .insertInto('service_secrets')
         .values({ name, value: candidate, created_at: Date.now() })
         .onConflict((oc) => oc.column('name').doNothing())
         .execute();
-      const row = await q().selectFrom('service_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+      const row = await stored();
+      if (!row) throw new Error(`the secret ${name} was neither found nor stored`);
       return row.value;
     },
     async spend(id, expiresAt) {
