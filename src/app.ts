@@ -18,6 +18,7 @@ import { RawAnswers, REQUEST_TIMEOUT_MS, serverTimeouts } from './http/raw-serve
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
 import { contactRoute } from './http/routes/contact.js';
+import { contactChallengeRoute } from './http/routes/contact-challenge.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { mcpRoutes } from './http/routes/mcp.js';
@@ -30,6 +31,7 @@ import { CONTACT_BODY_LIMIT_BYTES } from './inquiries/schema.js';
 import type { InquiryService } from './inquiries/service.js';
 import type { Metrics } from './metrics.js';
 import type { Services } from './services.js';
+import type { ProofOfWork } from './spam/proof-of-work.js';
 import type { Store } from './storage/ports.js';
 import type { StudioProfile } from './studio/profile.js';
 import { ajv } from './validation/ajv.js';
@@ -42,20 +44,24 @@ export interface AppDeps {
   readonly keys: SigningKeys;
   readonly auth: AgentAuth;
   readonly inquiries: InquiryService;
+  /** The contact page's proof of work (src/spam/proof-of-work.ts). */
+  readonly proofOfWork: ProofOfWork;
   /** Redis for rate limits shared by all instances (REDIS_URL), or null. */
   readonly redis?: Redis | null;
   /** Prometheus metrics; /metrics is served when METRICS_TOKEN is set. */
   readonly metrics?: Metrics;
   /** Per-address limits of the agent-auth endpoints (tests raise them; defaults otherwise). */
   readonly authRateLimits?: AuthRateLimits;
+  /** Per-address limit of GET /api/contact/challenge (tests raise it; CHALLENGE_RATE_LIMIT otherwise). */
+  readonly challengeRateLimit?: { readonly max: number; readonly timeWindow: number };
   /** How long a request may take to arrive (REQUEST_TIMEOUT_MS; tests shorten it). */
   readonly requestTimeoutMs?: number;
 }
 
 /** The app's dependencies from the configuration and the services (for the entry point and tests alike). */
 export function appDeps(base: Pick<AppDeps, 'config' | 'logger' | 'profile'>, services: Services): AppDeps {
-  const { store, keys, auth, inquiries, metrics, redis } = services;
-  return { ...base, store, keys, auth, inquiries, metrics, redis };
+  const { store, keys, auth, inquiries, proofOfWork, metrics, redis } = services;
+  return { ...base, store, keys, auth, inquiries, proofOfWork, metrics, redis };
 }
 
 export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;
@@ -172,7 +178,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
     methods: ['GET', 'POST', 'DELETE'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+    // Altcha and Honeypot: the contact page's signals (docs/api.md), which a page of an allowed origin may send too.
+    allowedHeaders: [
+      'Content-Type',
+      'Authorization',
+      'Idempotency-Key',
+      'Altcha',
+      'Honeypot',
+      'Mcp-Protocol-Version',
+      'Mcp-Session-Id',
+      'Last-Event-ID',
+    ],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
   });
@@ -206,6 +222,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     inquiries: deps.inquiries,
     profile: deps.profile,
     limiter,
+    proofOfWork: deps.proofOfWork,
+  });
+  await app.register(contactChallengeRoute, {
+    proofOfWork: deps.proofOfWork,
+    ...(deps.challengeRateLimit && { limit: deps.challengeRateLimit }),
   });
   return app;
 }

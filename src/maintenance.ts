@@ -1,4 +1,4 @@
-// The maintenance every instance runs at start and then hourly: forgets expired idempotency keys,
+// The maintenance every instance runs at start and then hourly: forgets expired idempotency keys and proofs of work,
 // and deletes what is no longer kept (docs/operations.md, "Personal data"): inquiries past
 // RETENTION_INBOX or RETENTION_SPAM, finished service mail, and agent-auth records that have served.
 import type { Logger } from 'pino';
@@ -23,7 +23,7 @@ export const INQUIRIES_PER_BATCH = 100;
 export type Deleted = Partial<Record<RetentionKind, number>>;
 
 export interface MaintenanceDeps {
-  readonly store: Pick<Store, 'idempotency' | 'retention'>;
+  readonly store: Pick<Store, 'idempotency' | 'retention' | 'proofs'>;
   readonly retention: RetentionConfig;
   readonly now: () => Date;
   readonly logger: Pick<Logger, 'info' | 'debug' | 'warn'>;
@@ -72,6 +72,7 @@ export function createMaintenance({ store, retention, now, logger, onDeleted }: 
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteSpentClients(cutoffs, limit));
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteExpiredClaims(before(AUTH_GRACE_MS), limit));
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteExpiredTokenRecords(at, limit));
+    await store.proofs.purgeExpired(at); // proofs of work whose challenge expired: a replay of them is stale anyway
     return deleted;
   }
 

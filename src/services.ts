@@ -20,6 +20,7 @@ import { createMaintenance, type Maintenance } from './maintenance.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { digestRoute } from './spam/digest.js';
 import { createDigestSchedule, type DigestSchedule } from './spam/digest-schedule.js';
+import { loadProofOfWork, type ProofOfWork } from './spam/proof-of-work.js';
 import { openDatabase } from './storage/database.js';
 import type { Store } from './storage/ports.js';
 import { createStore } from './storage/store.js';
@@ -34,6 +35,8 @@ export interface Services {
   readonly inquiries: InquiryService;
   /** The daily quarantine digest: started with the worker (src/main.ts). */
   readonly digests: DigestSchedule;
+  /** The contact page's proof of work: challenges, and the check of their answers. */
+  readonly proofOfWork: ProofOfWork;
   readonly metrics: Metrics;
   /** The hourly maintenance (src/maintenance.ts), started with the services. */
   readonly maintenance: Maintenance;
@@ -103,8 +106,9 @@ export async function createServices(
 ): Promise<Services> {
   const store = await openStore(config, logger);
   const keys = await SigningKeys.load(store);
-  const channels = createChannels(config, profile);
   const now = options.now ?? (() => new Date());
+  const proofOfWork = await loadProofOfWork(store.proofs, now);
+  const channels = createChannels(config, profile);
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
   const worker = new DeliveryWorker({
@@ -176,6 +180,7 @@ export async function createServices(
     worker,
     inquiries,
     digests,
+    proofOfWork,
     metrics,
     maintenance,
     redis,

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
 import { bodyHashOf, otherSenders, REPEAT_SENDERS_COUNTED, REPEAT_WINDOW_MS, senderOf } from '../spam/repeats.js';
+import type { ProofSignal, SpamSignals } from '../spam/types.js';
 import { decide, readContent } from '../spam/verdict.js';
 import { GroupCommitter } from '../storage/group-commit.js';
 import type { IdempotencyEntry, InquiryJudgement, InquiryRecord, Store, Tx } from '../storage/ports.js';
@@ -26,6 +27,10 @@ export interface SubmitOptions {
   readonly clientId?: string | null;
   /** That agent's registration was claimed (verified email or ID-JAG): the content rules do not count. */
   readonly trustedAgent?: boolean;
+  /** The contact page's proof of work, checked (src/spam/proof-of-work.ts); `missing` when left out. */
+  readonly proof?: ProofSignal;
+  /** The contact page's hidden field was filled in (only a bot sees it). */
+  readonly honeypot?: boolean;
 }
 
 export interface SubmitResult {
@@ -112,7 +117,11 @@ export function createInquiryService({
       fingerprint: fingerprintOf(input),
       clientId: options.clientId ?? null,
       bodyHash: bodyHashOf(input.message),
-      judge: judgementOf(input, options.trustedAgent ?? false),
+      judge: judgementOf(input, {
+        proof: options.proof ?? 'missing',
+        honeypot: options.honeypot ?? false,
+        trustedAgent: options.trustedAgent ?? false,
+      }),
     };
     let decided: Decided;
     try {
@@ -238,15 +247,13 @@ export function createInquiryService({
 
   /**
    * The spam rules' judgement (docs/spam.md) once the repeats are counted, or none with the filter
-   * off. The content is read now, outside the batch's transaction. The page's proof of work and
-   * honeypot are not wired yet: neutral signals.
+   * off. The content is read now, outside the batch's transaction.
    */
-  function judgementOf(inquiry: InquiryInput, trustedAgent: boolean): Submission['judge'] {
+  function judgementOf(inquiry: InquiryInput, signals: Omit<SpamSignals, 'repeatedFromOtherAddresses'>): Submission['judge'] {
     if (spamFilter === null) return undefined;
     const company = inquiry.company?.trim() ? inquiry.company : null;
     const content = readContent({ ...inquiry, company });
-    return (repeatedFromOtherAddresses) =>
-      decide(content, { proof: 'missing', honeypot: false, trustedAgent, repeatedFromOtherAddresses }, { threshold: spamFilter.threshold });
+    return (repeatedFromOtherAddresses) => decide(content, { ...signals, repeatedFromOtherAddresses }, { threshold: spamFilter.threshold });
   }
 
   /** Every bad field of `input` as {pointer, detail}; empty when it is a valid inquiry. */

@@ -1,6 +1,6 @@
 // The components every area of the OpenAPI document shares: the error bodies (problem+json and the
-// OAuth error JSON), the response headers that matter, the Idempotency-Key and MCP-Protocol-Version
-// request headers, and the optional bearer security scheme.
+// OAuth error JSON), the response headers that matter, the Idempotency-Key, Altcha, Honeypot and
+// MCP-Protocol-Version request headers, and the optional bearer security scheme.
 import type { Json } from './common.js';
 
 /** RFC 9457 problem details as src/http/problems.ts writes them. */
@@ -98,6 +98,26 @@ export const parameters: Record<string, Json> = {
       'and delivered once, for 24 hours; the same key with another body answers 422. A malformed key answers 400. A retry ' +
       'with a key that has already answered does not count against the rate limit.',
     schema: { type: 'string', minLength: 1, maxLength: 257, examples: ['8e1f8a52-0d0c-4a4e-9f5e-1b6c1d0a9c77'] },
+  },
+  Altcha: {
+    name: 'Altcha',
+    in: 'header',
+    required: false,
+    description:
+      'The contact page’s proof of work: base64 of ALTCHA’s JSON payload `{"challenge": {"parameters", "signature"}, "solution": ' +
+      '{"counter", "derivedKey"}}` for a challenge from GET /api/contact/challenge. A valid one, fresh and not used before, lowers ' +
+      'the inquiry’s spam score; an invalid, expired or replayed one raises it. Never refused, whatever it holds. Leave it out: ' +
+      'agents and API clients never need one, and a missing proof counts neither way.',
+    schema: { type: 'string', examples: ['eyJjaGFsbGVuZ2UiOnsicGFyYW1ldGVycyI6ey4uLn0sInNpZ25hdHVyZSI6Ii4uLiJ9LCJzb2x1dGlvbiI6ey4uLn19'] },
+  },
+  Honeypot: {
+    name: 'Honeypot',
+    in: 'header',
+    required: false,
+    description:
+      'Sent by the contact page when its hidden field, which only bots see and fill, was filled in: any non-empty value ' +
+      'quarantines the inquiry (answered as any other). Leave it out.',
+    schema: { type: 'string', examples: ['filled'] },
   },
   'MCP-Protocol-Version': {
     name: 'MCP-Protocol-Version',

@@ -1,10 +1,13 @@
-// The inquiry side of the OpenAPI document: POST /api/contact (submitInquiry) and GET /api/health
-// (getHealth), described from the very schema objects the routes validate and answer with.
+// The inquiry side of the OpenAPI document: POST /api/contact (submitInquiry), GET
+// /api/contact/challenge (getProofOfWorkChallenge) and GET /api/health (getHealth), described from
+// the very schema objects the routes validate and answer with.
 import { NOT_ALLOWED } from '../http/routes/contact.js';
+import { CHALLENGE_RATE_LIMIT, challengeSchema } from '../http/routes/contact-challenge.js';
 import { healthSchema } from '../http/routes/health.js';
 import { confirmationText } from '../inquiries/confirmation.js';
 import { CONTACT_BODY_LIMIT_BYTES, inquirySchema } from '../inquiries/schema.js';
 import { IDEMPOTENCY_KEY_PROBLEM } from '../inquiries/service.js';
+import { CHALLENGE_LIFETIME_MS, PROOF_ALGORITHM } from '../spam/proof-of-work.js';
 import {
   type Area,
   type AreaContext,
@@ -38,7 +41,7 @@ export function inquiriesArea({ profile }: AreaContext): Area {
       'same reference, no second notification, and only the first is stored. Only well-formed inquiries count against the rate limit.',
     tags: ['Inquiries'],
     security: [{}, { bearer: [] }],
-    parameters: [parameterRef('Idempotency-Key')],
+    parameters: [parameterRef('Idempotency-Key'), parameterRef('Altcha'), parameterRef('Honeypot')],
     requestBody: {
       required: true,
       description: `The Inquiry, as JSON of at most ${bodyLimitKiB} KiB. Exactly these properties; nothing is coerced or dropped.`,
@@ -105,6 +108,30 @@ export function inquiriesArea({ profile }: AreaContext): Area {
     },
   };
 
+  const getChallenge = {
+    operationId: 'getProofOfWorkChallenge',
+    summary: 'A proof-of-work challenge for the contact page',
+    description:
+      `A new ALTCHA challenge (${PROOF_ALGORITHM}), signed by the service and valid for ${CHALLENGE_LIFETIME_MS / 60_000} minutes. ` +
+      'The contact page solves it in a ' +
+      'Web Worker and sends the solution with its inquiry in the `Altcha` header. Optional: an inquiry without a proof is ' +
+      `accepted as any other. Never cached; no cookie. At most ${CHALLENGE_RATE_LIMIT.max} a minute per client address.`,
+    tags: ['Inquiries'],
+    responses: {
+      200: {
+        description: 'The challenge, as ALTCHA’s solvers take it.',
+        headers: { 'Cache-Control': headerRef('Cache-Control') },
+        content: { [JSON_TYPE]: { schema: ref('ProofOfWorkChallenge') } },
+      },
+      429: problemResponse(
+        429,
+        `More than ${CHALLENGE_RATE_LIMIT.max} challenges a minute from this client address; wait Retry-After seconds.`,
+        [{ error: 'rate_limited', detail: 'Too many challenges asked for from this address; try again in 1 minute.' }],
+        { 'Retry-After': headerRef('Retry-After'), ...RATE_LIMIT_HEADERS },
+      ),
+    },
+  };
+
   const getHealth = {
     operationId: 'getHealth',
     summary: 'Service health',
@@ -151,8 +178,9 @@ export function inquiriesArea({ profile }: AreaContext): Area {
         post: submitInquiry,
         ...Object.fromEntries(NOT_ALLOWED.map((method) => [method.toLowerCase(), notAllowed(method)])),
       },
+      '/api/contact/challenge': { get: getChallenge },
       '/api/health': { get: getHealth },
     },
-    schemas: { Inquiry: component(inquirySchema), Health: component(healthSchema) },
+    schemas: { Inquiry: component(inquirySchema), ProofOfWorkChallenge: component(challengeSchema), Health: component(healthSchema) },
   };
 }

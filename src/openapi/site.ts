@@ -1,6 +1,8 @@
 // The documents and pages of the OpenAPI document: GET /openapi.json (this document), /auth.md,
-// /docs (Swagger UI) and its files, and the website's GET /, /robots.txt, /llms.txt and /assets/….
+// /docs (Swagger UI) and its files, and the website's GET /, /robots.txt, /llms.txt, /assets/… and
+// the proof-of-work worker's /assets/pow/….
 import { ASSET_FILES } from '../http/routes/website.js';
+import { ALTCHA_MODULES, POW_WORKER } from '../web/pow-assets.js';
 import { robotsTxt } from '../web/texts.js';
 import {
   type Area,
@@ -75,6 +77,25 @@ function filesGet(operationId: string, summary: string, tag: string, files: Reco
       ]),
     },
   };
+}
+
+/**
+ * GET /assets/pow/… of the proof-of-work worker's files, one path per folder (the altcha-lib modules
+ * keep their folders, so that their relative imports hold).
+ */
+function powPaths(): Record<string, { get: Operation }> {
+  const folders = new Map<string, Record<string, string>>();
+  for (const path of [POW_WORKER, ...ALTCHA_MODULES]) {
+    const folder = path.slice(0, path.lastIndexOf('/') + 1);
+    folders.set(folder, { ...folders.get(folder), [path.slice(folder.length)]: ASSET_FILES['site.js'] });
+  }
+  return Object.fromEntries(
+    [...folders].map(([folder, files]) => {
+      const name = folder.replace(/(^|\/)(\w)/g, (_match, _slash: string, letter: string) => letter.toUpperCase()).replace(/\//g, '');
+      const summary = `A file of the contact page’s proof-of-work worker${folder ? ` (altcha-lib’s ${folder})` : ''}`;
+      return [`/assets/pow/${folder}{file}`, { get: filesGet(`getProofOfWork${name}File`, summary, 'Website', files) }];
+    }),
+  );
 }
 
 export function siteArea({ config }: AreaContext): Area {
@@ -159,6 +180,7 @@ export function siteArea({ config }: AreaContext): Area {
         ),
       },
       '/assets/{file}': { get: filesGet('getWebsiteAsset', 'A file of the contact page', 'Website', ASSET_FILES) },
+      ...powPaths(),
     },
     schemas: {},
   };

@@ -293,6 +293,25 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '015_proof_of_work': {
+    // The contact page's proof of work (docs/spam.md): secrets made once and shared by every
+    // instance (the challenges' HMAC key), and the proofs used, kept until their challenge expires
+    // so that a replay is seen by any instance.
+    async up(db) {
+      await db.schema
+        .createTable('service_secrets')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('spent_proofs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('spent_proofs_expires_at').on('spent_proofs').column('expires_at').execute();
+    },
+  },
   '016_quarantine_digests': {
     // The quarantine digest (docs/spam.md): one row per digest taken, its period unique so that one
     // instance takes it (null for `digest --send`); on an inquiry, the digest that took it since it

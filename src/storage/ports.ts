@@ -273,6 +273,16 @@ export interface DigestStore {
   take(digest: { id: string; period: string | null; at: Date; limit: number }, tx: Tx): Promise<DigestContents | null>;
 }
 
+/** The contact page's proof of work (docs/spam.md): its secret and the proofs used, for every instance alike. */
+export interface ProofStore {
+  /** The secret stored as `name`, or `candidate` stored as it where there is none: the same value for every instance. */
+  secret(name: string, candidate: string): Promise<string>;
+  /** Records a proof as used until `expiresAt`; false, and nothing written, where it was used before (a replay). */
+  spend(id: string, expiresAt: Date): Promise<boolean>;
+  /** Forgets the proofs whose challenge expired before `now`. */
+  purgeExpired(now: Date): Promise<void>;
+}
+
 // The store as a whole.
 
 export interface TransactionOptions {
@@ -299,6 +309,7 @@ export interface Store {
   readonly outbox: Outbox;
   readonly digests: DigestStore;
   readonly retention: RetentionStore;
+  readonly proofs: ProofStore;
   /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */
   transaction<T>(work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**

@@ -151,6 +151,19 @@ export interface QuarantineDigestsTable {
   total: number;
 }
 
+/** A secret made once and shared by every instance, such as the proof of work's HMAC key (migration 015). */
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
+/** A proof of work used once (migration 015): kept until its challenge expires, then purged. */
+export interface SpentProofsTable {
+  id: string;
+  expires_at: number;
+}
+
 export interface Database {
   messages: MessagesTable;
   agent_claims: AgentClaimsTable;
@@ -165,4 +178,6 @@ export interface Database {
   used_assertions: UsedAssertionsTable;
   claim_code_sends: ClaimCodeSendsTable;
   quarantine_digests: QuarantineDigestsTable;
+  service_secrets: ServiceSecretsTable;
+  spent_proofs: SpentProofsTable;
 }

@@ -9,6 +9,7 @@ import { createInquiryStore } from './inquiry-store.js';
 import { createIntakeStore } from './intake-store.js';
 import { createOutbox } from './outbox.js';
 import type { Store, Tx } from './ports.js';
+import { createProofStore } from './proof-store.js';
 import { createRetentionStore } from './retention-store.js';
 import { inTransaction } from './transaction.js';
 
@@ -34,6 +35,7 @@ export function createStore({ db, dialect, ping, backup }: OpenDatabase): Store 
     outbox,
     digests: createDigestStore(q),
     retention: createRetentionStore(db, dialect),
+    proofs: createProofStore(q),
     async transaction(work, options) {
       const callbacks: (() => void)[] = [];
       const result = await inTransaction(

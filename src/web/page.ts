@@ -7,14 +7,20 @@ import type { StudioProfile } from '../studio/profile.js';
 import { escapeHtml as e, mailtoUrl, oneLine, safeHttpUrl } from './html.js';
 
 export interface PageAssets {
-  /** Versioned paths (…?v=<content hash>), base path included, of the stylesheet, the script and the icon. */
+  /** Versioned paths (…?v=<content hash>), base path included, of the stylesheet, the scripts (in order) and the icon. */
   readonly css: string;
-  readonly js: string;
+  readonly js: readonly string[];
   readonly icon: string;
+  /** The proof-of-work worker, versioned likewise. */
+  readonly powWorker: string;
 }
 
 /** Where the form posts, below the service's base path (basePath of PUBLIC_URL). */
 export const CONTACT_PATH = '/api/contact';
+/** Where the page fetches a proof-of-work challenge. */
+export const CHALLENGE_PATH = '/api/contact/challenge';
+/** The honeypot's name: one bots expect a value for. */
+const HONEYPOT_FIELD = 'website';
 
 interface FieldSpec {
   readonly name: string;
@@ -86,7 +92,7 @@ export function renderContactPage(profile: StudioProfile, publicUrl: string, ass
 <link rel="canonical" href="${e(publicUrl)}/">
 <link rel="icon" href="${e(assets.icon)}" type="image/svg+xml">
 <link rel="stylesheet" href="${e(assets.css)}">
-<script src="${e(assets.js)}"></script>
+${assets.js.map((js) => `<script src="${e(js)}"></script>`).join('\n')}
 </head>
 <body>
 <a class="skip-link" href="#inquiry">Skip to contact</a>
@@ -110,11 +116,12 @@ ${websiteLink}
 <h2 id="inquiry-title">Start a project</h2>
 <p class="inquiry__intro">Tell us a little about it. We reply within ${responseTime}.</p>
 <p id="inquiry-fallback" class="notice">Email us at <a href="${mailto}">${email}</a>: what are you planning, and roughly when?</p>
-<form id="inquiry-form" class="form" action="${e(root)}${CONTACT_PATH}" method="post" novalidate hidden data-studio-email="${email}">
+<form id="inquiry-form" class="form" action="${e(root)}${CONTACT_PATH}" method="post" novalidate hidden data-studio-email="${email}" data-challenge-url="${e(root)}${CHALLENGE_PATH}" data-pow-worker="${e(assets.powWorker)}">
 <p class="form__note">All fields are required unless marked optional.</p>
 <div class="form__row">
 ${FIELDS.map(renderField).join('\n')}
 </div>
+${HONEYPOT}
 <div class="form__actions">
 <button type="submit" class="button"><span class="button__label">Send inquiry</span></button>
 </div>
@@ -144,6 +151,15 @@ ${profile.services.map((service) => `<li class="service"><h3 class="service__nam
 </html>
 `;
 }
+
+/**
+ * A field only bots fill (docs/spam.md): out of sight, out of the tab order and the accessibility
+ * tree (aria-hidden, inert), never autofilled; site.js leaves it out of the body, signals.js reports it.
+ */
+const HONEYPOT = `<div class="form__trap" aria-hidden="true" inert>
+<label for="${HONEYPOT_FIELD}">Website</label>
+<input id="${HONEYPOT_FIELD}" name="${HONEYPOT_FIELD}" type="text" tabindex="-1" autocomplete="off" data-honeypot>
+</div>`;
 
 function renderField(field: FieldSpec): string {
   const id = field.name;

@@ -8,9 +8,6 @@
 
   /** A request still unanswered after this long is given up; the retry reuses its Idempotency-Key. */
   const REQUEST_TIMEOUT_MS = 30_000;
-  /** The count is said aloud only from this share of the limit left, and once typing pauses for ANNOUNCE_DELAY_MS. */
-  const NEAR_LIMIT_SHARE = 0.1;
-  const ANNOUNCE_DELAY_MS = 1_000;
 
   // A classic script in <head>: the page is marked scripted before the first paint, so the form's
   // place is kept from the start (no layout shift). The form, hidden behind a note with the studio's
@@ -36,6 +33,9 @@
 
   /** @param {HTMLFormElement} form */
   function enhance(form) {
+    // From counter.js and signals.js, loaded before this script; the form works without signals.
+    const { characterCounter, characterCount, formatCount } = window.studioInquiry.counts;
+    const signals = window.studioInquiry.signals?.(form);
     const status = /** @type {HTMLElement} */ (document.getElementById('form-status'));
     const button = /** @type {HTMLButtonElement} */ (form.querySelector('button[type="submit"]'));
     const buttonLabel = /** @type {HTMLElement} */ (button.querySelector('.button__label'));
@@ -113,7 +113,12 @@
       try {
         const response = await fetch(form.action, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'text/plain, application/problem+json', 'idempotency-key': key },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'text/plain, application/problem+json',
+            'idempotency-key': key,
+            ...(await signals?.headers()),
+          },
           body,
           credentials: 'same-origin',
           signal: controller.signal,
@@ -319,47 +324,6 @@
     function orEmail(lead = 'or email us at') {
       return studioEmail ? `, ${lead} ${studioEmail}` : '';
     }
-  }
-
-  /**
-   * The live count under a field, "1,234 / 10,000 characters", which the field's aria-describedby
-   * names, so it is read with the field. Said aloud only near or over the limit and once typing
-   * pauses: at every keystroke it would drown out the typing.
-   * @param {HTMLElement} count
-   * @param {HTMLElement} live a polite live region
-   * @param {number} limit
-   */
-  function characterCounter(count, live, limit) {
-    /** @type {ReturnType<typeof setTimeout> | undefined} */
-    let announcement;
-    /** @param {string} value */
-    return (value) => {
-      const left = limit - characterCount(value);
-      const over = left < 0 ? `: ${formatCount(-left)} too many` : '';
-      count.textContent = `${formatCount(limit - left)} / ${formatCount(limit)} characters${over}`;
-      count.classList.toggle('field__count--over', left < 0);
-      clearTimeout(announcement);
-      if (left > limit * NEAR_LIMIT_SHARE) {
-        live.textContent = '';
-        return;
-      }
-      announcement = setTimeout(() => {
-        live.textContent =
-          left < 0 ? `${formatCount(-left)} characters too many.` : `${formatCount(left)} character${left === 1 ? '' : 's'} left.`;
-      }, ANNOUNCE_DELAY_MS);
-    };
-  }
-
-  /** Characters as the API's JSON Schema counts them (maxLength): code points, so an emoji is one. @param {string} value */
-  function characterCount(value) {
-    let count = 0;
-    for (const _character of value) count++;
-    return count;
-  }
-
-  /** @param {number} value */
-  function formatCount(value) {
-    return value.toLocaleString('en-US');
   }
 
   /** @param {Response} response */

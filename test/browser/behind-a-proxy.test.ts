@@ -1,6 +1,7 @@
 // The service under a path behind a real reverse proxy, as docs/operations.md describes: /inquiry/… goes
 // to the service's /… and /.well-known/… unchanged; PUBLIC_URL is the proxy's address with the path.
-// The contact page and /docs in Debian's chromium, and discovery as oauth4webapi does it.
+// The contact page (its proof-of-work worker too) and /docs in Debian's chromium, and discovery as
+// oauth4webapi does it.
 import { createServer, request as forward, type Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -84,6 +85,10 @@ describe(`the service under ${PREFIX}, behind a proxy`, () => {
       const reference = REFERENCE_IN_TEXT.exec((await status.textContent()) ?? '')?.[0] ?? '';
       expect(await testApp.services.store.inquiries.findByReference(reference)).toMatchObject({ message: 'Sent through the proxy.' });
       expect(seen).toContain(`${PREFIX}/api/contact forwarded`);
+      // The proof of work too: its challenge, and the worker's modules, imported relative to it.
+      expect(seen).toEqual(
+        expect.arrayContaining([`${PREFIX}/api/contact/challenge forwarded`, `${PREFIX}/assets/pow/workers/shared.js forwarded`]),
+      );
       expect(pageErrors).toEqual([]);
     } finally {
       await context.close();

@@ -53,10 +53,23 @@ describe('GET /', () => {
     expect(html).not.toMatch(/\son[a-z]+=/);
     const scripts = [...html.matchAll(/<script[^>]*\bsrc="([^"]+)"/g)].map((match) => match[1]);
     const styles = [...html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((match) => match[1]);
-    expect(scripts).toEqual([expect.stringMatching(/^\/assets\/site\.js\?v=[0-9a-f]{12}$/)]);
+    expect(scripts).toEqual(
+      ['counter', 'signals', 'site'].map((name) => expect.stringMatching(new RegExp(`^/assets/${name}\\.js\\?v=[0-9a-f]{12}$`))),
+    );
     expect(styles).toEqual([expect.stringMatching(/^\/assets\/site\.css\?v=[0-9a-f]{12}$/)]);
     // The only absolute addresses: the canonical link and the studio's own website.
     expect(new Set(urlsIn(html))).toEqual(new Set([`${BASE}/`, exampleStudioProfile.website.replace(/\/?$/, '/')]));
+  });
+
+  it('has a honeypot field out of sight, of the tab order and of the accessibility tree, and out of the body the form sends', async () => {
+    testApp = await start();
+    const html = (await get('/')).body;
+    const trap = /<div class="form__trap"([^>]*)>([\s\S]*?)<\/div>/.exec(html);
+    expect(trap?.[1]).toBe(' aria-hidden="true" inert');
+    expect(trap?.[2]).toContain('<input id="website" name="website" type="text" tabindex="-1" autocomplete="off" data-honeypot>');
+    expect(trap?.[2]).not.toContain('data-field');
+    expect(html.indexOf('class="form__trap"')).toBeGreaterThan(html.indexOf('<form id="inquiry-form"'));
+    expect(html.indexOf('class="form__trap"')).toBeLessThan(html.indexOf('</form>'));
   });
 
   it('gives each field a label and the maximum length of the Inquiry schema, and states the message’s', async () => {
@@ -119,6 +132,8 @@ describe('GET /', () => {
 describe('assets', () => {
   const types: Record<keyof typeof ASSET_FILES, RegExp> = {
     'site.css': /^text\/css; charset=utf-8$/,
+    'counter.js': /^text\/javascript; charset=utf-8$/,
+    'signals.js': /^text\/javascript; charset=utf-8$/,
     'site.js': /^text\/javascript; charset=utf-8$/,
     'favicon.svg': /^image\/svg\+xml/,
   };
@@ -147,6 +162,44 @@ describe('assets', () => {
       expect(revalidated.body).toBe('');
     },
   );
+
+  it("serves the proof-of-work worker and every module it imports, from this service, altcha-lib's with its licence", async () => {
+    testApp = await start();
+    const html = (await get('/')).body;
+    const worker = /data-pow-worker="(\/assets\/pow\/worker\.js\?v=[0-9a-f]{12})"/.exec(html)?.[1];
+    expect(worker).toBeDefined();
+    expect(html).toContain('data-challenge-url="/api/contact/challenge"');
+    const entry = await get(String(worker));
+    expect(entry.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    // Each module's imports, followed from the entry as the browser resolves them.
+    const toVisit = [new URL(String(worker), BASE).pathname];
+    const served = new Set<string>();
+    while (toVisit.length > 0) {
+      const path = String(toVisit.pop());
+      if (served.has(path)) continue;
+      const response = await get(path);
+      expect(response.statusCode, path).toBe(200);
+      expect(response.headers['content-type'], path).toBe('text/javascript; charset=utf-8');
+      expect(response.headers['content-security-policy'], path).toContain("script-src 'self'");
+      if (path !== '/assets/pow/worker.js')
+        expect(response.body, path).toMatch(/^\/\*! altcha-lib \d+\.\d+\.\d+ \| MIT License \| Copyright/);
+      served.add(path);
+      for (const [, target] of response.body.matchAll(/^import [^'"]*['"]([^'"]+)['"]/gm))
+        toVisit.push(new URL(String(target), `${BASE}${path}`).pathname);
+    }
+    expect([...served].sort()).toEqual(
+      [
+        '/assets/pow/worker.js',
+        '/assets/pow/pow.js',
+        '/assets/pow/helpers.js',
+        '/assets/pow/types.js',
+        '/assets/pow/workers/shared.js',
+        '/assets/pow/algorithms/web/pbkdf2.js',
+      ].sort(),
+    );
+    // Node's own PBKDF2 module is not among them: it would not load in a browser.
+    expect((await get('/assets/pow/algorithms/pbkdf2.js')).statusCode).toBe(404);
+  });
 
   it('serves nothing else under /assets/', async () => {
     testApp = await start();

@@ -6,6 +6,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../../src/openapi/document.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { solveProof } from '../helpers/proof.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
 type Json = Record<string, unknown>;
@@ -40,6 +41,7 @@ beforeAll(async () => {
     startWorker: false,
     env: { RATE_LIMIT_INQUIRIES: '1/h' },
     authRateLimits: { register: one, claim: one, token: one, revoke: one },
+    challengeRateLimit: one,
   });
   broken = await startTestApp({ listen: true, startWorker: false });
   doc = (await (await fetch(`${main.baseUrl}/openapi.json`)).json()) as OpenApiDocument;
@@ -181,6 +183,12 @@ describe('POST /api/contact (submitInquiry)', () => {
     });
     expect(attributed.status).toBe(200);
     expect(attributed.headers.get('www-authenticate')).toBeNull();
+    // The contact page's signals: a proof of work and the honeypot (a malformed proof is no error).
+    const challenge = await call({ path: '/api/contact/challenge' });
+    expect(challenge.status).toBe(200);
+    const { header } = await solveProof(challenge.json as never);
+    expect((await post('/api/contact', validInquiry({ message: 'Contract: proof' }), { altcha: header })).status).toBe(200);
+    expect((await post('/api/contact', validInquiry({ message: 'Contract: trap' }), { altcha: '%', honeypot: 'filled' })).status).toBe(200);
   });
 
   it('400 for invalid fields, invalid JSON, an empty body and a malformed Idempotency-Key', async () => {
@@ -216,6 +224,13 @@ describe('POST /api/contact (submitInquiry)', () => {
   });
 });
 
+describe('GET /api/contact/challenge (getProofOfWorkChallenge)', () => {
+  it('200, and 429 past its limit per client address', async () => {
+    expect((await call({ app: limited, path: '/api/contact/challenge' })).status).toBe(200);
+    expect(await call({ app: limited, path: '/api/contact/challenge' })).toMatchObject({ status: 429, json: { error: 'rate_limited' } });
+  });
+});
+
 describe('discovery, documentation and the website', () => {
   it('GET /api/health, the discovery documents, the server cards, /openapi.json and /auth.md answer 200', async () => {
     for (const path of [
@@ -237,6 +252,9 @@ describe('discovery, documentation and the website', () => {
   it('the pages and files answer 200, 304 to a matching If-None-Match, and 404 for an unknown file', async () => {
     const files = (path: string) =>
       (doc.paths[path]?.get?.parameters as Json[] | undefined)?.find((p) => p.name === 'file')?.schema as Json;
+    // The proof-of-work worker's files, one path per folder.
+    const powPaths = Object.keys(doc.paths).filter((path) => path.startsWith('/assets/pow/'));
+    expect(powPaths.length).toBeGreaterThan(0);
     const urls: [string, string][] = [
       ['/docs', '/docs'],
       ['/', '/'],
@@ -244,6 +262,7 @@ describe('discovery, documentation and the website', () => {
       ['/llms.txt', '/llms.txt'],
       ...(files('/docs/{file}').enum as string[]).map((f): [string, string] => ['/docs/{file}', `/docs/${f}`]),
       ...(files('/assets/{file}').enum as string[]).map((f): [string, string] => ['/assets/{file}', `/assets/${f}`]),
+      ...powPaths.flatMap((path) => (files(path).enum as string[]).map((f): [string, string] => [path, path.replace('{file}', f)])),
     ];
     for (const [path, url] of urls) {
       const first = await call({ path, url });
@@ -255,6 +274,7 @@ describe('discovery, documentation and the website', () => {
     const slash = await call({ path: '/docs/' });
     expect([slash.status, slash.headers.get('location')]).toEqual([301, '../docs']);
     expect((await call({ path: '/assets/{file}', url: '/assets/nope.css' })).status).toBe(404);
+    for (const path of powPaths) expect((await call({ path, url: path.replace('{file}', 'nope.js') })).status, path).toBe(404);
   });
 
   it('an unknown path answers 404 problem+json as the Problem schema says', async () => {

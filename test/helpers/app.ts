@@ -26,6 +26,8 @@ export interface TestApp {
 
 const GENEROUS = { max: 10_000, timeWindow: 60_000 };
 const GENEROUS_AUTH_LIMITS: AuthRateLimits = { register: GENEROUS, claim: GENEROUS, token: GENEROUS, revoke: GENEROUS };
+/** The page's tests load it many times a minute from one address. */
+const GENEROUS_CHALLENGES = GENEROUS;
 /** Every test's codes go to a few example domains: only the tests of the caps (agent-auth-mail-caps) keep the real one. */
 const GENEROUS_CODES_PER_DOMAIN = [{ max: 10_000, windowMs: 60_000 }];
 
@@ -46,6 +48,8 @@ export interface TestAppOptions {
   readonly logLines?: string[];
   /** Agent-auth rate limits (default: high enough for any test; a test of the limits sets its own). */
   readonly authRateLimits?: AuthRateLimits;
+  /** The limit on proof-of-work challenges per address (default: high enough for any test). */
+  readonly challengeRateLimit?: { max: number; timeWindow: number };
   /** The port to listen on with `listen: true` (default: any free one). */
   readonly port?: number;
   /** How often the delivery worker looks for due deliveries when nothing wakes it (default: 50 ms). */
@@ -83,6 +87,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildApp({
     ...appDeps({ config, logger, profile }, services),
     authRateLimits: options.authRateLimits ?? GENEROUS_AUTH_LIMITS,
+    challengeRateLimit: options.challengeRateLimit ?? GENEROUS_CHALLENGES,
     ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
   });
   let baseUrl = '';

@@ -36,6 +36,13 @@ const UNDO: readonly (readonly [string, Undo])[] = [
     },
   ],
   [
+    '015_proof_of_work',
+    async (db) => {
+      await dropTable('spent_proofs')(db);
+      await dropTable('service_secrets')(db);
+    },
+  ],
+  [
     '014_inquiry_body_hashes',
     async (db) => {
       await dropIndexes('inquiries_body_hash')(db);

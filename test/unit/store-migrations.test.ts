@@ -62,6 +62,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '012_claim_code_sends_by_domain',
       '013_inquiry_verdicts',
       '014_inquiry_body_hashes',
+      '015_proof_of_work',
       '016_quarantine_digests',
       '017_retention_indexes',
       '018_personal_data_by_address',

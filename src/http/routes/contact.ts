@@ -1,12 +1,14 @@
 // POST /api/contact (docs/api.md): validate the body and Idempotency-Key (before the rate limit, so
 // corrections in the form use no allowance) → a retry answered from a read, or the rate limit → the
-// inquiry service (one not stored gives its use back) → the plain-text confirmation.
+// page's signals (proof of work, honeypot) → the inquiry service (one not stored gives its use back)
+// → the plain-text confirmation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdempotencyKeyError } from '../../errors.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
 import { admitInquiry, type LimitRule, type LimitVerdict, type WindowLimiter } from '../../inquiries/rate-limit.js';
 import { inquirySchema } from '../../inquiries/schema.js';
 import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
+import type { ProofOfWork } from '../../spam/proof-of-work.js';
 import type { StudioProfile } from '../../studio/profile.js';
 import { type BearerOptions, bearerClient } from '../bearer.js';
 import { problem, refusal, sendProblem } from '../problems.js';
@@ -20,10 +22,19 @@ export interface ContactRouteOptions extends BearerOptions {
   readonly profile: StudioProfile;
   /** RATE_LIMIT_INQUIRIES, shared with the MCP tool. */
   readonly limiter: WindowLimiter;
+  readonly proofOfWork: Pick<ProofOfWork, 'check'>;
 }
 
+/**
+ * What the contact page sends beside the five fields (docs/api.md): its proof of work (ALTCHA's
+ * payload) and word that its honeypot was filled. Neither is ever refused: a malformed proof is
+ * only an invalid one, and the answer is the same as to any other inquiry.
+ */
+const PROOF_HEADER = 'altcha';
+const HONEYPOT_HEADER = 'honeypot';
+
 export async function contactRoute(app: FastifyInstance, options: ContactRouteOptions) {
-  const { inquiries, profile, limiter } = options;
+  const { inquiries, profile, limiter, proofOfWork } = options;
   app.post(CONTACT_PATH, { schema: { body: inquirySchema }, preHandler: checkIdempotencyKeyHeader }, async (request, reply) => {
     const idempotencyKey = idempotencyKeyOf(request);
     // Not stored (a 500 inquiry_not_stored, …): admitInquiry gives its use back, then the error is answered.
@@ -33,7 +44,11 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
       () => inquiries.answerRetry(request.body, idempotencyKey),
       async (retry) => {
         const { clientId, trustedAgent } = await bearerClient(request.headers.authorization, reply, options);
-        return retry ?? (await inquiries.submit(request.body, { idempotencyKey, clientId, trustedAgent }));
+        if (retry) return retry;
+        // Checked once admitted: a valid proof is spent here, whatever becomes of the inquiry.
+        const proof = await proofOfWork.check(headerOf(request, PROOF_HEADER));
+        const honeypot = Boolean(headerOf(request, HONEYPOT_HEADER));
+        return inquiries.submit(request.body, { idempotencyKey, clientId, trustedAgent, proof, honeypot });
       },
     );
     if (admission.refused) return refuse(reply, admission.refused, admission.rule);
@@ -92,8 +107,13 @@ export function waitText(seconds: number): string {
 }
 
 function idempotencyKeyOf(request: FastifyRequest): string | undefined {
-  const key = request.headers['idempotency-key'];
-  return Array.isArray(key) ? key.join(', ') : key;
+  return headerOf(request, 'idempotency-key');
+}
+
+/** A request header's value; several of the same name joined as Node joins them. */
+function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** A malformed Idempotency-Key is a 400 (invalid_idempotency_key) that costs no allowance. */

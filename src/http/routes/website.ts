@@ -1,6 +1,7 @@
-// GET / (the studio's contact page), its three static assets, /robots.txt and /llms.txt. Everything
-// is read and rendered once at registration: the page depends only on the studio profile and
-// PUBLIC_URL, the assets only on the files in src/web/. Nothing is fetched from another host.
+// GET / (the studio's contact page), its static assets, the proof-of-work worker's files under
+// /assets/pow/, /robots.txt and /llms.txt. Everything is read and rendered once at registration: the
+// page depends only on the studio profile and PUBLIC_URL, the assets only on the files in src/web/
+// and the altcha-lib package. Nothing is fetched from another host.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,6 +9,7 @@ import { basePath } from '../../auth/urls.js';
 import type { Config } from '../../config.js';
 import type { StudioProfile } from '../../studio/profile.js';
 import { renderContactPage } from '../../web/page.js';
+import { POW_WORKER, readPowFiles } from '../../web/pow-assets.js';
 import { llmsTxt, robotsTxt } from '../../web/texts.js';
 
 const WEB_DIR = new URL('../../web/', import.meta.url);
@@ -20,9 +22,13 @@ const ASSET_CACHE = 'public, max-age=3600';
 export const PAGE_CACHE = 'public, max-age=300';
 const TEXT_CACHE = 'public, max-age=3600';
 
+const JS_TYPE = 'text/javascript; charset=utf-8';
+
 export const ASSET_FILES = {
   'site.css': 'text/css; charset=utf-8',
-  'site.js': 'text/javascript; charset=utf-8',
+  'counter.js': JS_TYPE,
+  'signals.js': JS_TYPE,
+  'site.js': JS_TYPE,
   'favicon.svg': 'image/svg+xml; charset=utf-8',
 } as const;
 
@@ -49,8 +55,19 @@ export async function websiteRoutes(app: FastifyInstance, { config, profile }: W
   const root = basePath(config.publicUrl);
   const assetUrl = (file: keyof typeof ASSET_FILES) => `${root}/assets/${file}?v=${assets.get(file)?.version}`;
 
+  // The worker's version covers the modules it imports too, which are linked without one.
+  const powFiles = await readPowFiles();
+  const powVersion = versionedAsset(Buffer.concat([...powFiles.values()]), '').version;
+  const powAssets = new Map([...powFiles].map(([path, body]) => [path, { ...versionedAsset(body, JS_TYPE), version: powVersion }]));
+
+  const scripts = [assetUrl('counter.js'), assetUrl('signals.js'), assetUrl('site.js')];
   const page = document(
-    renderContactPage(profile, config.publicUrl, { css: assetUrl('site.css'), js: assetUrl('site.js'), icon: assetUrl('favicon.svg') }),
+    renderContactPage(profile, config.publicUrl, {
+      css: assetUrl('site.css'),
+      js: scripts,
+      icon: assetUrl('favicon.svg'),
+      powWorker: `${root}/assets/pow/${POW_WORKER}?v=${powVersion}`,
+    }),
     'text/html; charset=utf-8',
   );
   const robots = document(robotsTxt(config.publicUrl), 'text/plain; charset=utf-8');
@@ -61,6 +78,8 @@ export async function websiteRoutes(app: FastifyInstance, { config, profile }: W
   // Agents running in browsers read it from other origins, like /auth.md and the discovery documents.
   app.get('/llms.txt', async (request, reply) => sendDocument(request, reply.header('access-control-allow-origin', '*'), llms, TEXT_CACHE));
   for (const [file, asset] of assets) app.get(`/assets/${file}`, async (request, reply) => sendVersionedAsset(request, reply, asset));
+  for (const [path, asset] of powAssets)
+    app.get(`/assets/pow/${path}`, async (request, reply) => sendVersionedAsset(request, reply, asset));
 }
 
 export function document(content: string | Buffer, type: string): Document {
