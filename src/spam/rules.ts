@@ -131,12 +131,10 @@ export const hype: ContentRule = ({ message }) => {
 
 export const spamVocabulary: ContentRule = ({ message }) => {
   const odds = spamLogOdds(message);
-  if (odds <= SPAM_WEIGHTS.spamVocabulary.above) return null;
-  return {
-    code: 'spam_vocabulary',
-    points: SPAM_WEIGHTS.spamVocabulary.points,
-    detail: `words of spam more than of briefs (log-odds ${odds})`,
-  };
+  const { oddsPerPoint, maxPoints } = SPAM_WEIGHTS.spamVocabulary;
+  const points = Math.min(Math.round((odds / oddsPerPoint) * 10) / 10, maxPoints);
+  if (points < 0.5) return null;
+  return { code: 'spam_vocabulary', points, detail: `words of spam more than of briefs (log-odds ${odds})` };
 };
 
 export const repeatedMessage: SignalRule = ({ repeatedFromOtherAddresses }) => {

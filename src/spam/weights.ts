@@ -24,13 +24,13 @@ export const SPAM_WEIGHTS = Object.freeze({
   /** Per word of five letters or more spelt out letter by letter ("b-a-c-k-l-i-n-k-s"), up to `maxPoints`. */
   speltOut: { perWord: 1.5, maxPoints: 3 },
   /** Of a pitch's three parts (their business, an offer, an ask) with no need of its own: all three, or two. */
-  salesPitch: { allThree: 3, two: 1.5 },
+  salesPitch: { allThree: 2.5, two: 1.5 },
   /** A team or department as the sender's name ("Listing Support"), or a famous brand ("Google …"). */
   roleName: { role: 1.5, brand: 2.5 },
   /** Hype: three or more promotion emoji ("🚀🔥💰"), and money promised ("earn $500 a day"). */
   hype: { emoji: 1.5, money: 2 },
-  /** The message's words are those of spam: naive Bayes log-odds (vocabulary.ts) above `above`. */
-  spamVocabulary: { above: 4, points: 2 },
+  /** The message's words are those of spam: a point per `oddsPerPoint` of naive Bayes log-odds (vocabulary.ts), up to `maxPoints`. */
+  spamVocabulary: { oddsPerPoint: 3, maxPoints: 4 },
   /** Per other address that sent the same body within an hour, up to `maxPoints`. */
   repeatedMessage: { perAddress: 2.5, maxPoints: 7.5 },
   /** The hidden field that people never see was filled in. */
