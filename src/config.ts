@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
 import { ConfigError } from './config/errors.js';
 import { parseRetention, type RetentionConfig } from './config/retention.js';
+import { type KeySecretsConfig, parseKeySecrets } from './config/secrets.js';
 import { parseSpamDigest, parseSpamFilter, type SpamDigestConfig, type SpamFilterConfig } from './config/spam.js';
 
 export { ConfigError, oneLine } from './config/errors.js';
@@ -45,6 +46,8 @@ export interface Config {
   readonly spamFilter: SpamFilterConfig | null;
   /** SPAM_DIGEST and SPAM_DIGEST_HOUR: the daily digest of the quarantine; null = off (docs/spam.md). */
   readonly spamDigest: SpamDigestConfig | null;
+  /** SIGNING_KEY_SECRET (and _PREVIOUS): seals the token-signing private keys at rest; null = stored in clear. */
+  readonly keySecrets: KeySecretsConfig;
   /** Settings that are valid but do less than they may seem to: logged as warnings at start-up. */
   readonly warnings: readonly string[];
 }
@@ -117,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     serviceMailLimit: parseServiceMailLimit(read('SERVICE_MAIL_LIMIT') ?? String(DEFAULT_SERVICE_MAIL_PER_HOUR)),
     spamFilter: parseSpamFilter(read('SPAM_FILTER'), read('SPAM_THRESHOLD')),
     spamDigest: parseSpamDigest(read('SPAM_DIGEST'), read('SPAM_DIGEST_HOUR')),
+    keySecrets: parseKeySecrets(read('SIGNING_KEY_SECRET'), read('SIGNING_KEY_SECRET_PREVIOUS')),
     warnings: Object.freeze(
       [
         smtpUrl === undefined &&
@@ -126,6 +130,8 @@ export function loadConfig(env: Env = process.env): Config {
         smtpUrl === undefined && read('MAIL_FROM') !== undefined && 'MAIL_FROM is set but SMTP_URL is not: no email is sent',
         webhookUrl !== undefined && webhookSecret === undefined && 'WEBHOOK_SECRET is not set: webhook requests are sent unsigned',
         webhookUrl === undefined && webhookSecret !== undefined && 'WEBHOOK_SECRET is set but WEBHOOK_URL is not: no webhook is sent',
+        read('SIGNING_KEY_SECRET') === undefined &&
+          'SIGNING_KEY_SECRET is not set: the token-signing private keys are stored unencrypted in the database',
         read('SPAM_DIGEST') === 'off' &&
           read('SPAM_DIGEST_HOUR') !== undefined &&
           'SPAM_DIGEST_HOUR is set but SPAM_DIGEST is off: no digest is sent on a schedule',

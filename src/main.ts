@@ -29,7 +29,9 @@ async function main(): Promise<void> {
     services = await createServices(config, profile, logger);
   } catch (error) {
     const message =
-      error instanceof Error && error.message.startsWith('DATABASE_URL') ? error.message : 'DATABASE_URL: cannot open the database';
+      error instanceof Error && /^(DATABASE_URL|SIGNING_KEY_SECRET):/.test(error.message)
+        ? error.message
+        : 'DATABASE_URL: cannot open the database';
     logger.fatal({ err: error }, message);
     process.stderr.write(`studio-inquiry: ${oneLine(message)}\n`);
     process.exit(1);

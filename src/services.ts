@@ -105,7 +105,7 @@ export async function createServices(
   options: ServiceOptions = {},
 ): Promise<Services> {
   const store = await openStore(config, logger);
-  const keys = await SigningKeys.load(store);
+  const keys = await SigningKeys.load(store, new Date(), Date.now, config.keySecrets);
   const now = options.now ?? (() => new Date());
   const proofOfWork = await loadProofOfWork(store.proofs, now);
   const channels = createChannels(config, profile);

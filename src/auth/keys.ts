@@ -16,6 +16,16 @@ import {
   SignJWT,
 } from 'jose';
 import type { AuthStore, Store } from '../storage/ports.js';
+import { decryptPrivateKey, encryptPrivateKey, isEncrypted } from './key-encryption.js';
+
+/** SIGNING_KEY_SECRET and SIGNING_KEY_SECRET_PREVIOUS: what seals the private keys at rest, if anything. */
+export interface KeySecrets {
+  readonly secret: string | null;
+  /** The secret before a rotation: keys it opens are sealed again with `secret` at start. */
+  readonly previous: string | null;
+}
+
+const NO_SECRETS: KeySecrets = { secret: null, previous: null };
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -47,17 +57,24 @@ export class SigningKeys {
   private constructor(
     private readonly store: Pick<AuthStore, 'signingKeys' | 'addSigningKey'>,
     private readonly clock: () => number,
+    private readonly secrets: KeySecrets,
   ) {}
 
   /**
    * Loads the keys, creating the first one if the database has none: under a lock, so that
    * instances starting together on an empty database make one key between them, not one each.
    */
-  static async load(store: Pick<Store, 'auth' | 'transaction'>, now = new Date(), clock: () => number = Date.now): Promise<SigningKeys> {
-    const keys = new SigningKeys(store.auth, clock);
+  static async load(
+    store: Pick<Store, 'auth' | 'transaction'>,
+    now = new Date(),
+    clock: () => number = Date.now,
+    secrets: KeySecrets = NO_SECRETS,
+  ): Promise<SigningKeys> {
+    const keys = new SigningKeys(store.auth, clock, secrets);
     await keys.reload();
+    if (secrets.secret !== null) await reseal(store, { ...secrets, secret: secrets.secret });
     if (keys.keys.length === 0) {
-      const first = await newKey(now);
+      const first = await newKey(now, secrets.secret);
       await store.transaction(
         async (tx) => {
           if ((await store.auth.signingKeys(tx)).length === 0) await store.auth.addSigningKey(first, tx);
@@ -123,7 +140,9 @@ export class SigningKeys {
     this.keys = await Promise.all(
       records.map(async (record) => ({
         kid: record.kid,
-        privateKey: (await importJWK(JSON.parse(record.privateJwk), SIGNING_ALGORITHM)) as KeyObject | CryptoKey,
+        privateKey: (await importJWK(JSON.parse(decryptPrivateKey(record.privateJwk, this.openWith())), SIGNING_ALGORITHM)) as
+          | KeyObject
+          | CryptoKey,
         publicJwk: JSON.parse(record.publicJwk) as JWK,
       })),
     );
@@ -131,9 +150,39 @@ export class SigningKeys {
     this.verifyWith = createLocalJWKSet(this.jwks);
     this.loadedAt = readAt;
   }
+
+  private openWith(): string[] {
+    return [this.secrets.secret, this.secrets.previous].filter((secret) => secret !== null);
+  }
 }
 
-async function newKey(now: Date) {
+/** Seals with `secret` every key stored in clear or with the previous secret (reload() opened them all). */
+async function reseal(store: Pick<Store, 'auth' | 'transaction'>, { secret, previous }: KeySecrets & { secret: string }): Promise<void> {
+  await store.transaction(
+    async (tx) => {
+      for (const record of await store.auth.signingKeys(tx)) {
+        if (isEncrypted(record.privateJwk) && opensWith(record.privateJwk, secret)) continue;
+        const privateJwk = decryptPrivateKey(record.privateJwk, previous === null ? [] : [previous]);
+        await store.auth.resealSigningKey(record.kid, encryptPrivateKey(privateJwk, secret), tx);
+      }
+    },
+    { lock: ['signing-keys'] },
+  );
+}
+
+function opensWith(stored: string, secret: string): boolean {
+  try {
+    decryptPrivateKey(stored, [secret]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sealed = (privateJwk: string, secret: string | null): string =>
+  secret === null ? privateJwk : encryptPrivateKey(privateJwk, secret);
+
+async function newKey(now: Date, secret: string | null) {
   const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
   const publicJwk = await exportJWK(publicKey);
   // RFC 7638 thumbprint as kid: stable, and two instances racing on first start cannot collide.
@@ -141,7 +190,7 @@ async function newKey(now: Date) {
   const published: JWK = { ...publicJwk, kid, alg: SIGNING_ALGORITHM, use: 'sig' };
   return {
     kid,
-    privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALGORITHM }),
+    privateJwk: sealed(JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALGORITHM }), secret),
     publicJwk: JSON.stringify(published),
     createdAt: now,
   };

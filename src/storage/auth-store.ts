@@ -46,6 +46,9 @@ export function createAuthStore(db: Kysely<Database>): AuthStore {
         createdAt: new Date(Number(row.created_at)),
       }));
     },
+    async resealSigningKey(kid, privateJwk, tx) {
+      await q(tx).updateTable('signing_keys').set({ private_jwk: privateJwk }).where('kid', '=', kid).execute();
+    },
     async addSigningKey(key, tx) {
       await q(tx)
         .insertInto('signing_keys')

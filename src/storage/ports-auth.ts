@@ -72,6 +72,8 @@ export interface AuthStore {
   /** Unretired signing keys, newest first. */
   signingKeys(tx?: Tx): Promise<SigningKeyRecord[]>;
   addSigningKey(key: SigningKeyRecord, tx?: Tx): Promise<void>;
+  /** Stores a key's private part anew (sealed with another secret, or first sealed). */
+  resealSigningKey(kid: string, privateJwk: string, tx?: Tx): Promise<void>;
   /**
    * Inserts the client; false, and nothing written, where an active client already has its issuer
    * and subject (one client per person at an ID-JAG issuer, held by a unique index: migration 006).

@@ -244,6 +244,28 @@ describe('process lifecycle', () => {
     expect(existsSync(`${database}-wal`)).toBe(false); // the store that was opened is closed
   });
 
+  it('stops with exit code 1 and one line naming SIGNING_KEY_SECRET when it does not open the signing keys', async () => {
+    const database = join(workDir(), 'studio.db');
+    const first = await startService({ DATABASE_URL: `sqlite:${database}`, SIGNING_KEY_SECRET: 'the first secret, long enough' });
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const sealed = new SQLite(database, { readonly: true });
+    const [row] = sealed.prepare('select private_jwk from signing_keys').all() as { private_jwk: string }[];
+    sealed.close();
+    expect(row?.private_jwk).toMatch(/^enc:v1:/);
+    const service = spawnService({
+      DATABASE_URL: `sqlite:${database}`,
+      PORT: String(await freePort()),
+      SIGNING_KEY_SECRET: 'a wrong secret, long enough',
+    });
+    const stderr = failedStart(service);
+    expect(await service.exited, service.output()).toBe(1);
+    expect(stderr()).toBe(
+      'studio-inquiry: SIGNING_KEY_SECRET: does not open the token-signing keys in the database (the wrong secret? see docs/operations.md, "Signing keys at rest")\n',
+    );
+    expect(service.output()).not.toMatch(/^\s+at /m);
+  });
+
   it('stops with exit code 1 and one line naming DATABASE_URL when it cannot write to the database it opened', async () => {
     const database = join(workDir(), 'studio.db');
     const first = await startService({ DATABASE_URL: `sqlite:${database}` }); // made and set up

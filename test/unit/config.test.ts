@@ -57,26 +57,30 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
-  it('warns of settings that do less than they seem to: a channel half set up, none at all, an unsigned webhook', () => {
+  it('warns of settings that do less than they seem to: a channel half set up, none at all, an unsigned webhook, signing keys in clear', () => {
     const smtp = { SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio@example.com' };
     const webhook = { WEBHOOK_URL: 'https://hooks.example/inquiry', WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` };
     const noChannel = expect.stringMatching(/^no delivery channel is configured/);
-    expect(loadConfig({ ...smtp, ...webhook }).warnings).toEqual([]);
-    expect(loadConfig({ ...smtp, MAIL_FROM: 'Studio <studio@example.com>' }).warnings).toEqual([]);
-    expect(loadConfig({}).warnings).toEqual([noChannel]);
-    expect(loadConfig({ INQUIRY_TO: 'studio@example.com', MAIL_FROM: 'Studio <studio@example.com>' }).warnings).toEqual([
+    const sealed = { SIGNING_KEY_SECRET: 'a signing key secret, long enough' };
+    expect(loadConfig({ ...sealed, ...smtp, ...webhook }).warnings).toEqual([]);
+    expect(loadConfig({ ...sealed, ...smtp, MAIL_FROM: 'Studio <studio@example.com>' }).warnings).toEqual([]);
+    expect(loadConfig({ ...sealed }).warnings).toEqual([noChannel]);
+    expect(loadConfig({ ...sealed, INQUIRY_TO: 'studio@example.com', MAIL_FROM: 'Studio <studio@example.com>' }).warnings).toEqual([
       noChannel,
       'INQUIRY_TO is set but SMTP_URL is not: no email is sent',
       'MAIL_FROM is set but SMTP_URL is not: no email is sent',
     ]);
-    expect(loadConfig({ ...webhook, INQUIRY_TO: 'studio@example.com' }).warnings).toEqual([
+    expect(loadConfig({ ...sealed, ...webhook, INQUIRY_TO: 'studio@example.com' }).warnings).toEqual([
       'INQUIRY_TO is set but SMTP_URL is not: no email is sent',
     ]);
-    expect(loadConfig({ ...smtp, WEBHOOK_URL: webhook.WEBHOOK_URL }).warnings).toEqual([
+    expect(loadConfig({ ...sealed, ...smtp, WEBHOOK_URL: webhook.WEBHOOK_URL }).warnings).toEqual([
       'WEBHOOK_SECRET is not set: webhook requests are sent unsigned',
     ]);
-    expect(loadConfig({ ...smtp, WEBHOOK_SECRET: webhook.WEBHOOK_SECRET }).warnings).toEqual([
+    expect(loadConfig({ ...sealed, ...smtp, WEBHOOK_SECRET: webhook.WEBHOOK_SECRET }).warnings).toEqual([
       'WEBHOOK_SECRET is set but WEBHOOK_URL is not: no webhook is sent',
+    ]);
+    expect(loadConfig({ ...smtp, ...webhook, SIGNING_KEY_SECRET: undefined }).warnings).toEqual([
+      'SIGNING_KEY_SECRET is not set: the token-signing private keys are stored unencrypted in the database',
     ]);
   });
 
@@ -159,7 +163,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ SPAM_DIGEST_HOUR: '23' }).spamDigest).toEqual({ hourUtc: 23 });
     expect(loadConfig({ SPAM_DIGEST: 'off' }).spamDigest).toBeNull();
     // An hour with the digest off does nothing: said at start-up.
-    expect(loadConfig({ WEBHOOK_URL: 'https://hooks.example/x', SPAM_DIGEST: 'off', SPAM_DIGEST_HOUR: '7' }).warnings).toEqual([
+    expect(
+      loadConfig({
+        WEBHOOK_URL: 'https://hooks.example/x',
+        SPAM_DIGEST: 'off',
+        SPAM_DIGEST_HOUR: '7',
+        SIGNING_KEY_SECRET: 'a signing key secret, long enough',
+      }).warnings,
+    ).toEqual([
       'WEBHOOK_SECRET is not set: webhook requests are sent unsigned',
       'SPAM_DIGEST_HOUR is set but SPAM_DIGEST is off: no digest is sent on a schedule',
     ]);
