@@ -2,7 +2,7 @@
 // at all; nothing at all while a delivery of theirs is being sent.
 import type { Kysely } from 'kysely';
 import type { DataSubject, ErasedData, Erasure } from './personal-data-ports.js';
-import { claimsOf, clientsOf, lowered, mailsTo } from './personal-data-queries.js';
+import { claimsOf, clientsOf, lowered, mailsMentioning, mailsTo } from './personal-data-queries.js';
 import type { DeliveryRecord, Dialect } from './ports.js';
 import { toDelivery } from './rows.js';
 import type { Database } from './schema.js';
@@ -46,7 +46,9 @@ async function eraseIn(trx: Kysely<Database>, dialect: Dialect, subject: DataSub
     .orderBy('reference')
     .execute();
   const references = inquiries.map((row) => row.reference);
-  const mailIds = (await mailsTo(trx, subject).execute()).map((row) => row.id);
+  const mailIds = [
+    ...new Set([...(await mailsTo(trx, subject).execute()), ...(await mailsMentioning(trx, subject).execute())].map((row) => row.id)),
+  ];
   const clientIds = (await clientsOf(trx, subject).execute()).map((row) => row.client_id);
   const claimHashes = (await claimsOf(trx, subject).execute()).map((row) => row.token_hash);
 

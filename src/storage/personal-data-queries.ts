@@ -15,6 +15,16 @@ export const inquiriesOf = (db: Kysely<Database>, { email }: DataSubject) =>
 export const mailsTo = (db: Kysely<Database>, { email }: DataSubject) =>
   db.selectFrom('messages').select('id').where(lowered('to_address'), '=', email);
 
+/**
+ * The ids of the service mails whose text names the person's address (the quarantine digest lists
+ * it): erased with them, never exported, since they hold other people's inquiries too.
+ */
+export const mailsMentioning = (db: Kysely<Database>, { email }: DataSubject) =>
+  db
+    .selectFrom('messages')
+    .select('id')
+    .where(sql<boolean>`lower(body) like ${`%${email.replace(/[\\%_]/g, (char) => `\\${char}`)}%`} escape '\\'`);
+
 /** The agent registrations the person owns, as a subquery. */
 export const clientsOf = (db: Kysely<Database>, { email }: DataSubject) =>
   db.selectFrom('agent_clients').select('client_id').where(lowered('email'), '=', email);

@@ -234,6 +234,30 @@ describe.each(BACKENDS)('personal data on $name', ({ name, fresh }) => {
     expect(await store.outbox.forReference('INQ-BBBBB1')).toHaveLength(2);
   });
 
+  it('erases the service mails whose text names the person (a quarantine digest), and never exports them', async () => {
+    await open();
+    const digest = (id: string, body: string) => ({
+      id,
+      to_address: 'studio@example.com',
+      subject: 'Quarantine digest',
+      body,
+      created_at: T0.getTime(),
+    });
+    await opened.db
+      .insertInto('messages')
+      .values([
+        digest('msg-names-ada', 'Ada Lovelace <Ada.Lovelace@Gmail.com>\nSEO offer…\nRelease: studio-inquiry release INQ-AAAAA9'),
+        digest('msg-names-other', 'Adax Lovelace <adaxlovelace@gmail.com>: another person'),
+      ])
+      .execute();
+    expect((await personal.find(ada)).serviceMails.map((mail) => mail.id)).not.toContain('msg-names-ada');
+    const outcome = await erasePerson(personal, ada, { waitMs: 0, now: () => at(3) });
+    if (!('erased' in outcome)) throw new Error('not erased');
+    expect(outcome.erased.serviceMails).toBe(2); // the code mailed to her, and the digest naming her
+    const left = await opened.db.selectFrom('messages').select('id').where('id', 'like', 'msg-names-%').execute();
+    expect(left.map((row) => row.id)).toEqual(['msg-names-other']);
+  });
+
   it('erases nothing while a delivery of the person is being sent, and all of it once the lease is let go', async () => {
     await open();
     const claimed = await store.outbox.claimDue(at(2), 100, LEASE_MS, 'worker-a');
