@@ -1,9 +1,11 @@
 // The composition root below HTTP: store, outbox channels, delivery worker and the inquiry service,
 // built from the configuration. The entry point, the CLI and the tests all start here.
 
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createClaims } from './auth/claims.js';
+import { withCodes } from './auth/claim-code-mail.js';
+import { createClaims, OTP_DIGITS } from './auth/claims.js';
 import { createIdJagVerifier } from './auth/id-jag.js';
 import { SigningKeys } from './auth/keys.js';
 import type { SendLimit } from './auth/limits.js';
@@ -89,7 +91,21 @@ export async function openStore(config: Config, logger?: Logger): Promise<Store>
   return createStore(await openDatabase(config.database, { ...(logger && { logger }) }));
 }
 
-export function createChannels(config: Config, profile: StudioProfile): Channel[] {
+export /** The email channel with each claim code put into its mail as it is sent (src/auth/claim-code-mail.ts). */
+function withClaimCodes(channel: Channel, codeKey: string): Channel {
+  return {
+    ...channel,
+    send: (delivery, payload) =>
+      channel.send(
+        delivery,
+        payload.kind === 'message'
+          ? { ...payload, message: { ...payload.message, body: withCodes(payload.message.body, codeKey, OTP_DIGITS) } }
+          : payload,
+      ),
+  };
+}
+
+function createChannels(config: Config, profile: StudioProfile): Channel[] {
   const channels: Channel[] = [];
   if (config.smtp) {
     channels.push(createEmailChannel({ smtpUrl: config.smtp.url, from: config.mailFrom, to: config.smtp.inquiryTo, profile }));
@@ -108,7 +124,11 @@ export async function createServices(
   const keys = await SigningKeys.load(store, new Date(), Date.now, config.keySecrets);
   const now = options.now ?? (() => new Date());
   const proofOfWork = await loadProofOfWork(store.proofs, now);
-  const channels = createChannels(config, profile);
+  // The claim codes' key: made by the first instance, shared through the database like the proof of work's.
+  const codeKey = await store.proofs.secret('claim-code-key', randomBytes(32).toString('base64url'));
+  const channels = createChannels(config, profile).map((channel) =>
+    channel.name === 'email' ? withClaimCodes(channel, codeKey) : channel,
+  );
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
   const worker = new DeliveryWorker({
@@ -127,6 +147,7 @@ export async function createServices(
     studioName: profile.name,
     emailChannel: channels.some((channel) => channel.name === 'email') ? 'email' : null,
     now,
+    codeKey,
     onCodeQueued: () => worker.wake(),
     serviceMailPerHour: config.serviceMailLimit,
     ...(options.codesPerDomain && { codesPerDomain: options.codesPerDomain }),

@@ -1,9 +1,10 @@
 // Claims: a person takes ownership of an agent registration by proving an email address with a
 // one-time code (docs/agent-auth.md). Claim tokens and codes are stored only as hashes; codes
 // go out by email through the same outbox as inquiries.
-import { createHash, randomBytes, randomInt, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { AgentClient, Claim, Store, Tx } from '../storage/ports.js';
+import { codeFor, codePlaceholder } from './claim-code-mail.js';
 import { codeLocks, refuseOverCodeLimits } from './code-limits.js';
 import { AgentAuthError } from './errors.js';
 import { CODE_SEND_MEMORY_MS, CODES_PER_DOMAIN, DEFAULT_SERVICE_MAIL_PER_HOUR, type SendLimit } from './limits.js';
@@ -14,7 +15,7 @@ export const CLAIM_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const OTP_TTL_MS = 15 * 60 * 1000;
 /** Code attempts per claim, over all the codes it is sent (starting again does not reset them). */
 export const OTP_MAX_FAILED_ATTEMPTS = 5;
-const OTP_DIGITS = 6;
+export const OTP_DIGITS = 6;
 /** A six-digit code has a million values: a fast hash would be no protection at rest, scrypt is. */
 const OTP_HASH_BYTES = 32;
 
@@ -33,6 +34,8 @@ export interface ClaimDeps {
   /** The channel that sends mail, or null when no SMTP is configured. */
   readonly emailChannel: string | null;
   readonly now: () => Date;
+  /** The key codes are derived under (claim-code-mail.ts), the same for every instance. */
+  readonly codeKey: string;
   /** Called once a code's mail has been committed to the outbox: wakes the delivery worker. */
   readonly onCodeQueued?: () => void;
   /** SERVICE_MAIL_LIMIT: codes mailed in any hour, to anyone. */
@@ -52,13 +55,13 @@ export interface PreparedClaim {
   readonly tokenHash: string;
   readonly email: string | null;
   /** The first code and its hash, with an email. */
-  readonly otp: { readonly code: string; readonly hash: string } | null;
+  readonly otp: { readonly placeholder: string; readonly hash: string } | null;
 }
 
 export type Claims = ReturnType<typeof createClaims>;
 
 export function createClaims(deps: ClaimDeps) {
-  const { store, studioName, emailChannel, now, onCodeQueued } = deps;
+  const { store, studioName, emailChannel, now, onCodeQueued, codeKey } = deps;
   const caps = {
     serviceMailPerHour: deps.serviceMailPerHour ?? DEFAULT_SERVICE_MAIL_PER_HOUR,
     perDomain: deps.codesPerDomain ?? CODES_PER_DOMAIN,
@@ -94,7 +97,7 @@ export function createClaims(deps: ClaimDeps) {
       createdAt: created,
     };
     await store.auth.createClaim(claim, tx);
-    if (email !== null && otp) await sendCode(email, otp.code, tokenHash, tx);
+    if (email !== null && otp) await sendCode(email, otp.placeholder, tokenHash, tx);
     return { claim_token: token, claim_token_expires: expiresAt.toISOString() };
   }
 
@@ -119,7 +122,7 @@ export function createClaims(deps: ClaimDeps) {
           tx,
         );
         // Over a limit on codes this throws, and the claim keeps its earlier code.
-        if (updated) await sendCode(email, otp.code, claim.tokenHash, tx);
+        if (updated) await sendCode(email, otp.placeholder, claim.tokenHash, tx);
         return updated;
       },
       { lock: codeLocks(email, claim.tokenHash) },
@@ -199,12 +202,13 @@ export function createClaims(deps: ClaimDeps) {
     return claim;
   }
 
-  async function newOtp(tokenHash: string): Promise<{ code: string; hash: string }> {
+  /** A new code's hash, and the placeholder its mail carries in its place until it is sent. */
+  async function newOtp(tokenHash: string): Promise<{ placeholder: string; hash: string }> {
     if (emailChannel === null) {
       throw new AgentAuthError('invalid_request', 'this service sends no email (SMTP is not configured), so codes cannot be sent');
     }
-    const code = String(randomInt(10 ** OTP_DIGITS)).padStart(OTP_DIGITS, '0');
-    return { code, hash: await hashOtp(code, tokenHash) };
+    const { nonce, placeholder } = codePlaceholder();
+    return { placeholder, hash: await hashOtp(codeFor(codeKey, nonce, OTP_DIGITS), tokenHash) };
   }
 
   /**
@@ -212,6 +216,7 @@ export function createClaims(deps: ClaimDeps) {
    * codeLocks, allows one more. Over a limit nothing is mailed: 429 rate_limited with how long to wait.
    */
   async function sendCode(to: string, code: string, tokenHash: string, tx: Tx): Promise<void> {
+    // `code` is the placeholder: the mail is queued without the code, put in as it is sent.
     const recipient = canonicalRecipient(to);
     const sentAt = now();
     await refuseOverCodeLimits(store.auth, { recipient, tokenHash, at: sentAt }, caps, tx);

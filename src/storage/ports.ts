@@ -273,7 +273,7 @@ export interface DigestStore {
   take(digest: { id: string; period: string | null; at: Date; limit: number }, tx: Tx): Promise<DigestContents | null>;
 }
 
-/** The contact page's proof of work (docs/spam.md): its secret and the proofs used, for every instance alike. */
+/** Secrets every instance shares (the proof of work's key, the claim codes' key) and the proofs of work used (docs/spam.md). */
 export interface ProofStore {
   /** The secret stored as `name`, or `candidate` stored as it where there is none: the same value for every instance. */
   secret(name: string, candidate: string): Promise<string>;

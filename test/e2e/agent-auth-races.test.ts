@@ -2,7 +2,8 @@
 // instances on one database. A spy that waits holds each race window open, so that every run takes
 // the racy interleaving instead of depending on timing luck.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hashClaimToken, OTP_MAX_FAILED_ATTEMPTS } from '../../src/auth/claims.js';
+import { withCodes } from '../../src/auth/claim-code-mail.js';
+import { hashClaimToken, OTP_DIGITS, OTP_MAX_FAILED_ATTEMPTS } from '../../src/auth/claims.js';
 import { openDatabase } from '../../src/storage/database.js';
 import type { AgentClient, Store } from '../../src/storage/ports.js';
 import { createStore } from '../../src/storage/store.js';
@@ -65,11 +66,17 @@ function holdTransactions(store: Store, count = 1): { reached: Promise<void>; re
   return { reached: all.opened, release };
 }
 
-/** Codes mailed by the app (read from the outbox as they are queued; the worker is not running). */
-function mailedCodes(app: TestApp): (to: string) => string[] {
+/**
+ * Codes mailed by the app, read from the outbox as they are queued (the worker is not running) and
+ * put into their mail as the email channel does, with the key the instances share.
+ */
+async function mailedCodes(app: TestApp): Promise<(to: string) => string[]> {
+  const key = await app.services.store.proofs.secret('claim-code-key', 'never stored: the app made the key');
   const enqueued = vi.spyOn(app.services.store.outbox, 'enqueueMessage');
   return (to) =>
-    enqueued.mock.calls.filter(([message]) => message.to === to).map(([message]) => /\b(\d{6})\b/.exec(message.body)?.[1] ?? '');
+    enqueued.mock.calls
+      .filter(([message]) => message.to === to)
+      .map(([message]) => /\b(\d{6})\b/.exec(withCodes(message.body, key, OTP_DIGITS))?.[1] ?? '');
 }
 
 describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
@@ -115,7 +122,7 @@ describe.each(BACKENDS)('agent auth races on $name', ({ fresh }) => {
   /** One instance, and an anonymous registration whose claim by owner@example.com has started: its code mailed. */
   async function startedClaim(options?: { serializable?: boolean }) {
     const [app] = (await startInstances(1, options)) as [TestApp];
-    const codesTo = mailedCodes(app);
+    const codesTo = await mailedCodes(app);
     const { client_id, claim_token } = await registerAnonymous(app);
     expect((await post(app, '/agent/claim', { claim_token, email: 'owner@example.com' })).statusCode).toBe(202);
     const [code] = codesTo('owner@example.com');
