@@ -136,7 +136,7 @@ export function show(values: Values, positionals: readonly string[]): Work {
   return async (store) => {
     const inquiry = await store.inquiries.findByReference(reference);
     if (!inquiry) return fail(`no inquiry ${reference}`);
-    const { verdict, score, reasons } = (await store.inquiries.judgements([reference])).get(reference) ?? INBOX;
+    const { verdict, score, reasons, releasedAt } = (await store.inquiries.judgements([reference])).get(reference) ?? INBOX;
     const deliveries = await Promise.all(
       (await store.outbox.forReference(reference)).map(async (delivery) => ({
         ...delivery,
@@ -144,7 +144,7 @@ export function show(values: Values, positionals: readonly string[]): Work {
       })),
     );
     if (values.json) {
-      out(`${JSON.stringify({ ...inquiry, verdict, spamScore: score, reasons, deliveries }, null, 2)}\n`);
+      out(`${JSON.stringify({ ...inquiry, verdict, spamScore: score, reasons, releasedAt: releasedAt ?? null, deliveries }, null, 2)}\n`);
       return 0;
     }
     const field = (label: string, value: string | null) => `${label.padEnd(10)}${printableLine(value ?? '-')}\n`;
@@ -157,7 +157,7 @@ export function show(values: Values, positionals: readonly string[]): Work {
         field('Email', inquiry.email) +
         field('Company', inquiry.company) +
         field('Client ID', inquiry.clientId) +
-        field('Verdict', `${verdict} (score ${score})`) +
+        field('Verdict', `${verdict} (score ${score})${releasedAt ? `, released from the quarantine at ${iso(releasedAt)}` : ''}`) +
         reasons.map(({ code, detail }) => `  ${printableLine(`${code}: ${detail}`)}\n`).join('') +
         `Message\n${printable(inquiry.message).replace(/^/gm, '  ')}\n\nDeliveries\n`,
     );

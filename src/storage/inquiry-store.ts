@@ -31,7 +31,7 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
       if (references.length === 0) return new Map();
       const rows = await db
         .selectFrom('inquiries')
-        .select(['reference', 'verdict', 'spam_score', 'spam_reasons'])
+        .select(['reference', 'verdict', 'spam_score', 'spam_reasons', 'released_at'])
         .where('reference', 'in', references)
         .execute();
       return new Map(rows.map((row) => [row.reference, toJudgement(row)]));
@@ -112,7 +112,11 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
         // Into the quarantine: for the next digest (migration 016); out of it: its time there ends.
         const moved = await trx
           .updateTable('inquiries')
-          .set(verdict === 'spam' ? { verdict, quarantined_at: now.getTime(), digest_id: null } : { verdict, quarantined_at: null })
+          .set(
+            verdict === 'spam'
+              ? { verdict, quarantined_at: now.getTime(), digest_id: null, released_at: null }
+              : { verdict, quarantined_at: null, released_at: now.getTime() },
+          )
           .where('reference', '=', reference)
           .where('verdict', '<>', verdict)
           .executeTakeFirst();

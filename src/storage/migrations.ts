@@ -373,6 +373,12 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '019_inquiry_releases': {
+    // When `release REF` last took an inquiry out of the quarantine (null otherwise): shown by `show`.
+    async up(db) {
+      await db.schema.alterTable('inquiries').addColumn('released_at', 'bigint').execute();
+    },
+  },
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -33,6 +33,8 @@ export interface InquiryJudgement {
   readonly verdict: InquiryVerdict;
   readonly score: number;
   readonly reasons: readonly { readonly code: string; readonly detail: string }[];
+  /** When `release REF` took it out of the quarantine (stored ones only). */
+  readonly releasedAt?: Date;
 }
 
 export interface NewInquiry {

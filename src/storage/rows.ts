@@ -19,10 +19,13 @@ export const toInquiry = (row: InquiryRow): InquiryRecord => ({
   receivedAt: new Date(Number(row.received_at)),
 });
 
-export const toJudgement = (row: Pick<InquiryRow, 'verdict' | 'spam_score' | 'spam_reasons'>): InquiryJudgement => ({
+export const toJudgement = (
+  row: Pick<InquiryRow, 'verdict' | 'spam_score' | 'spam_reasons'> & Partial<Pick<InquiryRow, 'released_at'>>,
+): InquiryJudgement => ({
   verdict: row.verdict,
   score: Number(row.spam_score),
   reasons: JSON.parse(row.spam_reasons),
+  ...(row.released_at != null && { releasedAt: new Date(Number(row.released_at)) }),
 });
 
 export function inquiryRow({ inquiry, fingerprint, bodyHash = null, judgement = UNJUDGED }: NewInquiry): NewInquiryRow {

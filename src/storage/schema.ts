@@ -25,10 +25,12 @@ export interface InquiriesTable {
   quarantined_at: number | null;
   /** The quarantine digest that took it since it was last quarantined (migration 016). */
   digest_id: string | null;
+  /** When `release REF` last took it out of the quarantine (migration 019); null otherwise. */
+  released_at: number | null;
 }
 
 /** An inquiry as intake inserts it: the quarantine digest's columns (migration 016) start null. */
-export type NewInquiryRow = Omit<InquiriesTable, 'quarantined_at' | 'digest_id'>;
+export type NewInquiryRow = Omit<InquiriesTable, 'quarantined_at' | 'digest_id' | 'released_at'>;
 
 export interface IdempotencyKeysTable {
   key: string;

@@ -150,6 +150,10 @@ describe.each(BACKENDS)('the quarantine on $name', ({ fresh }) => {
     expect((await cli(['release', spam.reference], env)).stdout).toBe(`${spam.reference} is in the inbox already: nothing changed.\n`);
     await sleep(500);
     expect([mailedTo(spam.reference), hooked(spam.reference)]).toEqual([1, 1]);
+    // The release is recorded, and shown.
+    const shown = await cli(['show', spam.reference], env);
+    expect(shown.stdout).toMatch(/^Verdict {3}inbox \(score [\d.]+\), released from the quarantine at \d{4}-\d\d-\d\dT[\d:.]+Z$/m);
+    expect(JSON.parse((await cli(['show', spam.reference, '--json'], env)).stdout).releasedAt).toMatch(/^\d{4}-/);
     // Its original time is kept.
     const [hook] = receiver.received.filter((received) => received.body.includes(spam.reference));
     const stored = await testApp.services.store.inquiries.findByReference(spam.reference);

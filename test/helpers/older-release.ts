@@ -22,6 +22,7 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  ['019_inquiry_releases', dropColumns('inquiries', 'released_at')],
   [
     '018_personal_data_by_address',
     dropIndexes('inquiries_email_lower', 'agent_clients_email_lower', 'agent_claims_email_lower', 'messages_to_address_lower'),

@@ -66,6 +66,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '016_quarantine_digests',
       '017_retention_indexes',
       '018_personal_data_by_address',
+      '019_inquiry_releases',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
