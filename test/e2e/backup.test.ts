@@ -1,37 +1,17 @@
 // `studio-inquiry backup FILE` taken while a real service process takes inquiries, then restored as
 // docs/operations.md says (stop, put the copy in place, start): every inquiry answered before the
 // backup began is in the copy, and the restored service delivers what was pending (real SMTP server).
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.js';
 import { referenceOf, validInquiry } from '../helpers/app.js';
+import { runCli as cli } from '../helpers/cli.js';
 import { freshPostgres } from '../helpers/databases.js';
 import { freePort, type ServiceProcess, startService } from '../helpers/process.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
-
-const BIN = fileURLToPath(new URL('../../bin/studio-inquiry.js', import.meta.url));
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { timeout: 30_000, env: { PATH: process.env.PATH ?? '', ...env } },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
-    );
-  });
-}
 
 let cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

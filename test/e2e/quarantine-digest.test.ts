@@ -2,17 +2,15 @@
 // to the quarantine (real SMTP server) with each release command, once, and the command delivers the
 // inquiry; `digest --send` from the CLI as a real process; a webhook-only studio gets a signed event
 // (real receiver); instances started together on one PostgreSQL database send one digest.
-import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { referenceOf, reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { runCli as cli } from '../helpers/cli.js';
 import { BACKENDS, type FreshDatabase, freshPostgres } from '../helpers/databases.js';
 import { type ServiceProcess, startService } from '../helpers/process.js';
 import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
 
-const BIN = fileURLToPath(new URL('../../bin/studio-inquiry.js', import.meta.url));
 const INQUIRY_TO = 'studio@northlight.example';
 /** A link-stuffed SEO pitch, as contact forms get them daily: longer than the digest's excerpt. */
 const SEO_PITCH = validInquiry({
@@ -31,23 +29,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
   cleanups = [];
 });
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { timeout: 20_000, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env } },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
-    );
-  });
-}
 
 async function post(testApp: TestApp, body: unknown): Promise<string> {
   const response = await fetch(`${testApp.baseUrl}/api/contact`, {

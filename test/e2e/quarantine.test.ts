@@ -1,20 +1,18 @@
 // The spam filter wired into intake, over real sockets, on each backend: a spam inquiry is answered
 // exactly as an inbox one and delivered nowhere (real SMTP server, real webhook receiver) until
 // `release` delivers it once; with SPAM_FILTER=off it is delivered as any other.
-import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NEUTRAL_SIGNALS } from '../../src/spam/types.js';
 import { judge } from '../../src/spam/verdict.js';
 import { referenceOf, reserveBaseUrl, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
+import { runCli as cli } from '../helpers/cli.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
 
-const BIN = fileURLToPath(new URL('../../bin/studio-inquiry.js', import.meta.url));
 const INQUIRY_TO = 'studio@northlight.example';
 /** A link-stuffed SEO pitch, as contact forms get them daily. */
 const SEO_PITCH = validInquiry({
@@ -32,23 +30,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
   cleanups = [];
 });
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { timeout: 20_000, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env } },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
-    );
-  });
-}
 
 interface Answer {
   readonly status: number;
