@@ -11,19 +11,10 @@ import { referenceOf, reserveBaseUrl, startTestApp, type TestApp, validInquiry }
 import { runCli as cli } from '../helpers/cli.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+import { SEO_PITCH } from '../helpers/spam.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
 
 const INQUIRY_TO = 'studio@northlight.example';
-/** A link-stuffed SEO pitch, as contact forms get them daily. */
-const SEO_PITCH = validInquiry({
-  firstName: 'Mark',
-  lastName: 'Stone',
-  email: 'mark@rankfast.example',
-  company: 'Rank Fast',
-  message:
-    'Hi, we offer affordable SEO services and guest post backlinks to rank your website on the first page of Google. ' +
-    'Samples: https://a.rankfast.example https://b.rankfast.example https://c.rankfast.example https://d.rankfast.example https://e.rankfast.example',
-});
 
 let cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
