@@ -223,6 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     profile: deps.profile,
     limiter,
     proofOfWork: deps.proofOfWork,
+    pageOrigin: new URL(config.publicUrl).origin,
   });
   await app.register(contactChallengeRoute, {
     proofOfWork: deps.proofOfWork,

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
+import { SOURCE_NAMES } from '../inquiries/source.js';
 import type { PersonalDataStore } from '../storage/personal-data-ports.js';
 import type { DeliveryRecord, InquiryJudgement, InquiryRecord, Store } from '../storage/ports.js';
 import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
@@ -156,6 +157,7 @@ export function show(values: Values, positionals: readonly string[]): Work {
         field('Name', `${inquiry.firstName} ${inquiry.lastName}`) +
         field('Email', inquiry.email) +
         field('Company', inquiry.company) +
+        field('Source', inquiry.source && SOURCE_NAMES[inquiry.source]) +
         field('Client ID', inquiry.clientId) +
         field('Verdict', `${verdict} (score ${score})${releasedAt ? `, released from the quarantine at ${iso(releasedAt)}` : ''}`) +
         reasons.map(({ code, detail }) => `  ${printableLine(`${code}: ${detail}`)}\n`).join('') +

@@ -7,7 +7,7 @@ import { bodyHashOf, otherSenders, REPEAT_SENDERS_COUNTED, REPEAT_WINDOW_MS, sen
 import type { ProofSignal, SpamSignals } from '../spam/types.js';
 import { decide, readContent } from '../spam/verdict.js';
 import { GroupCommitter } from '../storage/group-commit.js';
-import type { IdempotencyEntry, InquiryJudgement, InquiryRecord, Store, Tx } from '../storage/ports.js';
+import type { IdempotencyEntry, InquiryJudgement, InquiryRecord, InquirySource, Store, Tx } from '../storage/ports.js';
 import { ajv, type FieldError, toFieldErrors } from '../validation/ajv.js';
 import { newReference } from './reference.js';
 import { type InquiryInput, inquirySchema } from './schema.js';
@@ -23,6 +23,8 @@ export const validateInquiry = ajv.compile<InquiryInput>(inquirySchema);
 
 export interface SubmitOptions {
   readonly idempotencyKey?: string | undefined;
+  /** The door it came through; `api` unless said. */
+  readonly source?: InquirySource;
   /** The registered agent the inquiry came from (a verified bearer token), or null. */
   readonly clientId?: string | null;
   /** That agent's registration was claimed (verified email or ID-JAG): the content rules do not count. */
@@ -78,6 +80,7 @@ interface Submission {
   readonly requestHash: string;
   readonly fingerprint: string;
   readonly clientId: string | null;
+  readonly source: InquirySource;
   /** SHA-256 of its canonical message, or null for a short one (src/spam/repeats.ts). */
   readonly bodyHash: string | null;
   /**
@@ -116,6 +119,7 @@ export function createInquiryService({
       requestHash: key === undefined ? '' : hashJson(input),
       fingerprint: fingerprintOf(input),
       clientId: options.clientId ?? null,
+      source: options.source ?? 'api',
       bodyHash: bodyHashOf(input.message),
       judge: judgementOf(input, {
         proof: options.proof ?? 'missing',
@@ -324,7 +328,7 @@ export class ReferenceTakenError extends Error {
   }
 }
 
-function toRecord(reference: string, { inquiry, clientId }: Submission, receivedAt: Date): InquiryRecord {
+function toRecord(reference: string, { inquiry, clientId, source }: Submission, receivedAt: Date): InquiryRecord {
   return {
     reference,
     firstName: inquiry.firstName,
@@ -336,6 +340,7 @@ function toRecord(reference: string, { inquiry, clientId }: Submission, received
     message: inquiry.message,
     clientId,
     receivedAt,
+    source,
   };
 }
 

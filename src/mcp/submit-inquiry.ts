@@ -33,6 +33,7 @@ export async function submitInquiry(context: McpContext, args: Record<string, un
         retry ??
         (await context.inquiries.submit(fields, {
           idempotencyKey,
+          source: 'mcp',
           clientId: context.clientId,
           trustedAgent: context.trustedAgent ?? false,
         })),

@@ -378,4 +378,10 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('inquiries').addColumn('released_at', 'bigint').execute();
     },
   },
+  '020_inquiry_sources': {
+    // Which door an inquiry came through (page, api, mcp): the studio's mail and inbox show it.
+    async up(db) {
+      await db.schema.alterTable('inquiries').addColumn('source', 'text').execute();
+    },
+  },
 };

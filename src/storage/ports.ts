@@ -15,6 +15,9 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dead';
 /** Where an inquiry went: the inbox (delivered) or the quarantine (stored, not delivered; docs/spam.md). */
 export type InquiryVerdict = 'inbox' | 'spam';
 
+/** The door an inquiry came through: the contact page, another HTTP client, or an MCP tool call. */
+export type InquirySource = 'page' | 'api' | 'mcp';
+
 // Inquiries, idempotency keys and intake batches.
 
 export interface InquiryRecord {
@@ -26,6 +29,8 @@ export interface InquiryRecord {
   readonly message: string;
   readonly clientId: string | null;
   readonly receivedAt: Date;
+  /** Null for an inquiry stored before sources were recorded. */
+  readonly source: InquirySource | null;
 }
 
 /** The spam rules' judgement of an inquiry, stored with it (docs/spam.md). */

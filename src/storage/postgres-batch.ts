@@ -18,11 +18,11 @@ function inquiriesInsert(rows: readonly NewInquiryRow[]): RawBuilder<Pick<NewInq
   const of = <K extends keyof NewInquiryRow>(key: K) => column(rows, key);
   return sql`insert into inquiries
       (reference, first_name, last_name, email, company, message, client_id, fingerprint, received_at, verdict, spam_score, spam_reasons,
-       body_hash)
+       body_hash, source)
     select * from unnest(${of('reference')}::text[], ${of('first_name')}::text[], ${of('last_name')}::text[],
       ${of('email')}::text[], ${of('company')}::text[], ${of('message')}::text[], ${of('client_id')}::text[],
       ${of('fingerprint')}::text[], ${of('received_at')}::bigint[], ${of('verdict')}::text[], ${of('spam_score')}::float8[],
-      ${of('spam_reasons')}::text[], ${of('body_hash')}::text[])
+      ${of('spam_reasons')}::text[], ${of('body_hash')}::text[], ${of('source')}::text[])
     on conflict (reference) do nothing
     returning reference`;
 }

@@ -17,6 +17,7 @@ export const toInquiry = (row: InquiryRow): InquiryRecord => ({
   message: row.message,
   clientId: row.client_id,
   receivedAt: new Date(Number(row.received_at)),
+  source: row.source,
 });
 
 export const toJudgement = (
@@ -37,6 +38,7 @@ export function inquiryRow({ inquiry, fingerprint, bodyHash = null, judgement = 
     company: inquiry.company,
     message: inquiry.message,
     client_id: inquiry.clientId,
+    source: inquiry.source,
     fingerprint,
     received_at: inquiry.receivedAt.getTime(),
     verdict: judgement.verdict,

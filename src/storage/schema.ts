@@ -1,7 +1,7 @@
 // Table shapes as Kysely sees them. Times are milliseconds since the epoch (BIGINT) so that SQLite
 // and PostgreSQL store and compare them alike.
 import type { Generated } from 'kysely';
-import type { ClaimStatus, ClientStatus, DeliveryStatus, InquiryVerdict, RegistrationType } from './ports.js';
+import type { ClaimStatus, ClientStatus, DeliveryStatus, InquirySource, InquiryVerdict, RegistrationType } from './ports.js';
 
 export interface InquiriesTable {
   reference: string;
@@ -27,6 +27,8 @@ export interface InquiriesTable {
   digest_id: string | null;
   /** When `release REF` last took it out of the quarantine (migration 019); null otherwise. */
   released_at: number | null;
+  /** Which door it came through (migration 020); null for older rows. */
+  source: InquirySource | null;
 }
 
 /** An inquiry as intake inserts it: the quarantine digest's columns (migration 016) start null. */

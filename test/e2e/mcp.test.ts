@@ -176,7 +176,7 @@ describe('tools', () => {
     const attributed = validInquiry({ message: 'attributed over MCP', idempotencyKey: 'mcp-attributed-1' });
     const submitted = await call(client, 'submit_inquiry', attributed);
     const stored = await testApp.services.store.inquiries.findByReference(String(submitted.structuredContent?.reference));
-    expect(stored?.clientId).toBe(registration.body.client_id);
+    expect(stored).toMatchObject({ clientId: registration.body.client_id, source: 'mcp' });
     expect(submitted.content).toHaveLength(1);
     await client.close();
 

@@ -22,6 +22,7 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  ['020_inquiry_sources', dropColumns('inquiries', 'source')],
   ['019_inquiry_releases', dropColumns('inquiries', 'released_at')],
   [
     '018_personal_data_by_address',

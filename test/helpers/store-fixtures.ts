@@ -11,6 +11,7 @@ export const inquiry = (reference: string, receivedAt = new Date()): InquiryReco
   message: `message of ${reference}`,
   clientId: null,
   receivedAt,
+  source: 'api',
 });
 
 /** Stores an inquiry per reference (received at `at`), each with a delivery per channel, in one transaction. */

@@ -44,9 +44,28 @@ describe('POST /api/contact accepts an inquiry', () => {
       email: 'ada@example.com',
       company: 'Analytical Engines Ltd',
       clientId: null,
+      source: 'api',
     });
     const deliveries = await testApp.services.store.outbox.forReference(reference);
     expect(deliveries.map((d) => [d.channel, d.status])).toEqual([['webhook', 'pending']]);
+  });
+
+  it('records an inquiry sent from a page of PUBLIC_URL (its Origin) as from the contact page', async () => {
+    testApp = await startTestApp({ startWorker: false });
+    const origin = new URL(testApp.config.publicUrl).origin;
+    const sourceOf = async (headers: Record<string, string>) =>
+      (
+        await testApp.services.store.inquiries.findByReference(
+          referenceOf(
+            (
+              await post(validInquiry({ message: `A website for our shop, sent with ${JSON.stringify(headers)}` }), headers)
+            ).body,
+          ),
+        )
+      )?.source;
+    expect(await sourceOf({ origin })).toBe('page');
+    expect(await sourceOf({ origin: 'https://elsewhere.example' })).toBe('api');
+    expect(await sourceOf({})).toBe('api');
   });
 
   it('accepts an inquiry without company, and with maximum-length fields', async () => {

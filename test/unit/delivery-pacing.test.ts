@@ -172,6 +172,7 @@ describe('delivery worker under a burst of intake', () => {
       message: reference,
       clientId: null,
       receivedAt: new Date(),
+      source: 'api' as const,
     },
     fingerprint: reference,
   });

@@ -66,6 +66,7 @@ describe('webhook', () => {
       message: 'm',
       clientId: 'agt_123',
       receivedAt: new Date('2026-01-01T00:00:00Z'),
+      source: 'api' as const,
     };
     expect(webhookPayload(inquiry).data).toMatchObject({ client_id: 'agt_123', company: null });
     expect(webhookPayload({ ...inquiry, clientId: null }).data.client_id).toBeNull();
@@ -175,6 +176,7 @@ describe('email', () => {
           message: 'm',
           clientId: null,
           receivedAt: new Date(),
+          source: 'api' as const,
         };
         const mail = composeInquiryEmail(inquiry, { from: 'Studio <s@example.com>', to: 'studio@example.com' });
         // biome-ignore lint/suspicious/noControlCharactersInRegex: the property is about control characters

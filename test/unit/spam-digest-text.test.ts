@@ -64,6 +64,7 @@ const quarantined = (overrides: Partial<QuarantinedInquiry['inquiry']> = {}, sco
       message: 'We offer guest post backlinks.\nSamples: https://a.example',
       clientId: null,
       receivedAt,
+      source: 'api',
       ...overrides,
     },
     judgement: {

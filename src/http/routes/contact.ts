@@ -23,6 +23,8 @@ export interface ContactRouteOptions extends BearerOptions {
   /** RATE_LIMIT_INQUIRIES, shared with the MCP tool. */
   readonly limiter: WindowLimiter;
   readonly proofOfWork: Pick<ProofOfWork, 'check'>;
+  /** PUBLIC_URL's origin: a request from a page of it (its `Origin`) came from the contact page. */
+  readonly pageOrigin: string;
 }
 
 /**
@@ -48,7 +50,8 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
         // Checked once admitted: a valid proof is spent here, whatever becomes of the inquiry.
         const proof = await proofOfWork.check(headerOf(request, PROOF_HEADER));
         const honeypot = Boolean(headerOf(request, HONEYPOT_HEADER));
-        return inquiries.submit(request.body, { idempotencyKey, clientId, trustedAgent, proof, honeypot });
+        const source = request.headers.origin === options.pageOrigin ? 'page' : 'api';
+        return inquiries.submit(request.body, { idempotencyKey, source, clientId, trustedAgent, proof, honeypot });
       },
     );
     if (admission.refused) return refuse(reply, admission.refused, admission.rule);
