@@ -68,6 +68,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '018_personal_data_by_address',
       '019_inquiry_releases',
       '020_inquiry_sources',
+      '025_channel_health',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
