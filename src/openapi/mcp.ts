@@ -1,7 +1,8 @@
 // The MCP side of the OpenAPI document: POST /mcp (streamable HTTP, stateless, JSON responses) with
 // its JSON-RPC envelope and the tools' argument schemas taken from src/mcp/tools.ts, GET and DELETE
 // /mcp (405), and the server card at both of its addresses.
-import { MCP_BODY_LIMIT_BYTES, MCP_MAX_BATCH, NOT_JSON_MESSAGE, notJsonRpcMessage, serverCard } from '../http/routes/mcp.js';
+import { MCP_BODY_LIMIT_BYTES, MCP_MAX_BATCH, NOT_JSON_MESSAGE, notJsonRpcMessage } from '../http/routes/mcp.js';
+import { serverCard } from '../mcp/server-card.js';
 import { TOOLS } from '../mcp/tools.js';
 import {
   type Area,
@@ -124,7 +125,7 @@ const INITIALIZE = {
 const jsonRpcError = (message: string, code = -32000) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 export function mcpArea({ config, profile }: AreaContext): Area {
-  const card = serverCard(config, profile);
+  const card = serverCard(config.publicUrl, profile);
   const cardUrl = `${config.publicUrl}/.well-known/mcp/server-card.json`;
   const [, , submitTool] = TOOLS;
   const callMcp: Operation = {

@@ -590,7 +590,7 @@ describe('rate limit', () => {
         for (let i = 0; i < 3; i++) {
           const retry = await call(client, 'submit_inquiry', args);
           expect(retry.isError).toBeFalsy();
-          expect(retry.structuredContent).toEqual(first.structuredContent);
+          expect(retry.structuredContent).toEqual({ ...first.structuredContent, replayed: true });
         }
         const conflict = await call(client, 'submit_inquiry', { ...args, message: 'another' });
         expect(conflict.content[0]?.text).toContain('already used with different arguments');
