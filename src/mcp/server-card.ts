@@ -22,7 +22,11 @@ const DESCRIPTION_MAX_LENGTH = 100;
 export function serverCardName(profile: Pick<StudioProfile, 'website'>, publicUrl: string): string {
   const website = dnsHost(profile.website);
   const host = website ?? new URL(publicUrl).hostname;
-  return `${host.replace(/^www\./, '').split('.').reverse().join('.')}/${MCP_SERVER_NAME}`;
+  return `${host
+    .replace(/^www\./, '')
+    .split('.')
+    .reverse()
+    .join('.')}/${MCP_SERVER_NAME}`;
 }
 
 function dnsHost(url: string): string | undefined {
@@ -45,9 +49,7 @@ export function serverCard(publicUrl: string, profile: StudioProfile) {
     title: `${profile.name} inquiries`,
     description: description.length <= DESCRIPTION_MAX_LENGTH ? description : `${description.slice(0, DESCRIPTION_MAX_LENGTH - 1)}…`,
     websiteUrl: profile.website,
-    remotes: [
-      { type: 'streamable-http', url: `${publicUrl}/mcp`, supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS], authentication },
-    ],
+    remotes: [{ type: 'streamable-http', url: `${publicUrl}/mcp`, supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS], authentication }],
     capabilities: { tools: { listChanged: false } },
     tools: TOOLS.map(({ name, title, description: toolDescription, inputSchema, outputSchema, annotations }) => ({
       name,

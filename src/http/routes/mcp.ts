@@ -4,10 +4,10 @@
 // methods answer 405. Also the server card (src/mcp/server-card.ts) and the MCP catalog.
 import {
   createMcpHandler,
+  isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
-  isJSONRPCErrorResponse,
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
