@@ -122,7 +122,8 @@ describe('the v2 client on 2026-07-28', () => {
       reason: 'invalid_token',
       detail: expect.stringContaining(`${testApp.baseUrl}/.well-known/oauth-protected-resource/mcp`),
     });
-    expect(anonymous.content[1]?.text).toBe((anonymous.structuredContent?.attribution as { detail: string }).detail);
+    const { detail } = anonymous.structuredContent?.attribution as { detail: string };
+    expect(anonymous.content[1]?.text).toBe(detail);
     await bad.close();
   });
 });
