@@ -80,13 +80,3 @@ export function mcpCatalog(publicUrl: string, profile: StudioProfile) {
     ],
   };
 }
-
-/** Whether the Accept header names the card's own media type (with a q above 0). */
-export function acceptsCardType(accept: string | undefined): boolean {
-  if (accept === undefined) return false;
-  return accept.split(',').some((range) => {
-    const [type, ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    const q = parameters.find((parameter) => parameter.startsWith('q='));
-    return type === SERVER_CARD_MEDIA_TYPE && (q === undefined || Number(q.slice(2)) > 0);
-  });
-}

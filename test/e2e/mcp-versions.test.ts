@@ -122,8 +122,8 @@ describe('the v2 client on 2026-07-28', () => {
       reason: 'invalid_token',
       detail: expect.stringContaining(`${testApp.baseUrl}/.well-known/oauth-protected-resource/mcp`),
     });
-    const { detail } = anonymous.structuredContent?.attribution as { detail: string };
-    expect(anonymous.content[1]?.text).toBe(detail);
+    const attribution = anonymous.structuredContent?.attribution as { detail?: string } | undefined;
+    expect(anonymous.content[1]?.text).toBe(attribution?.detail);
     await bad.close();
   });
 });
@@ -158,7 +158,8 @@ describe('the 2025 versions', () => {
       { jsonrpc: '2.0', id: 1, method: 'ping' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
     ];
-    for (const headers of [{}, { 'mcp-protocol-version': '2025-03-26' }]) {
+    const unnamedOrNamed: Record<string, string>[] = [{}, { 'mcp-protocol-version': '2025-03-26' }];
+    for (const headers of unnamedOrNamed) {
       const answered = await post(batch, headers);
       expect(answered.status).toBe(200);
       expect(((await answered.json()) as { id: number }[]).map((answer) => answer.id)).toEqual([1, 2]);

@@ -19,16 +19,10 @@ import type { WindowLimiter } from '../../inquiries/rate-limit.js';
 import type { InquiryService } from '../../inquiries/service.js';
 import type { McpContext } from '../../mcp/context.js';
 import { buildMcpServer } from '../../mcp/server.js';
-import {
-  acceptsCardType,
-  MCP_CATALOG_PATH,
-  mcpCatalog,
-  SERVER_CARD_MEDIA_TYPE,
-  SERVER_CARD_PATHS,
-  serverCard,
-} from '../../mcp/server-card.js';
+import { MCP_CATALOG_PATH, mcpCatalog, SERVER_CARD_MEDIA_TYPE, SERVER_CARD_PATHS, serverCard } from '../../mcp/server-card.js';
 import { allowsBatches, BATCH_VERSION } from '../../mcp/versions.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { prefers, varyOnAccept } from '../accept.js';
 import { bearerClient } from '../bearer.js';
 import { InvalidBodyError, problem, refusal, sendProblem } from '../problems.js';
 
@@ -123,16 +117,19 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
   }
 
   const publish = (reply: FastifyReply, body: unknown, type: string) =>
-    reply
+    varyOnAccept(reply)
       .header('access-control-allow-origin', '*')
       .header('cache-control', `public, max-age=${CARD_MAX_AGE_SECONDS}`)
-      .header('vary', 'Accept')
       .type(type)
       .send(JSON.stringify(body));
   const card = serverCard(config.publicUrl, profile);
   for (const path of SERVER_CARD_PATHS) {
     app.get(path, async (request, reply) =>
-      publish(reply, card, acceptsCardType(request.headers.accept) ? SERVER_CARD_MEDIA_TYPE : 'application/json'),
+      publish(
+        reply,
+        card,
+        prefers(request.headers.accept, SERVER_CARD_MEDIA_TYPE, 'application/json', true) ? SERVER_CARD_MEDIA_TYPE : 'application/json',
+      ),
     );
   }
   const catalog = mcpCatalog(config.publicUrl, profile);
