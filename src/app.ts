@@ -11,9 +11,10 @@ import { authFeatures } from './auth/metadata.js';
 import type { AgentAuth } from './auth/service.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
+import { corsOptions } from './http/cors.js';
 import { registerJsonParser } from './http/json-body.js';
 import { problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
-import { answerPublicPreflight, isPublicDocument, PREFLIGHT_MAX_AGE_SECONDS } from './http/public-documents.js';
+import { answerPublicPreflight, isPublicDocument } from './http/public-documents.js';
 import { RawAnswers, REQUEST_TIMEOUT_MS, serverTimeouts } from './http/raw-server.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
@@ -76,7 +77,6 @@ const EXPOSED_HEADERS = [
   'X-Request-Id',
   'Idempotent-Replayed',
   'Inquiry-Outcome',
-  'Mcp-Session-Id',
 ];
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -175,23 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
-  await app.register(cors, {
-    origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
-    methods: ['GET', 'POST', 'DELETE'],
-    // Altcha and Honeypot: the contact page's signals (docs/api.md), which a page of an allowed origin may send too.
-    allowedHeaders: [
-      'Content-Type',
-      'Authorization',
-      'Idempotency-Key',
-      'Altcha',
-      'Honeypot',
-      'Mcp-Protocol-Version',
-      'Mcp-Session-Id',
-      'Last-Event-ID',
-    ],
-    exposedHeaders: EXPOSED_HEADERS,
-    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-  });
+  await app.register(cors, corsOptions(config.corsOrigins, EXPOSED_HEADERS));
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
   await app.register(rateLimit, {
     global: false,
