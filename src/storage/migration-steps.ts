@@ -1,6 +1,7 @@
 // The schema's migrations, in order of their names: each one step of the schema, written with
 // Kysely's schema builder and portable types so that SQLite and PostgreSQL share them. Run by migrations.ts.
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
+import { OAUTH_MIGRATIONS } from './migration-steps-oauth.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '001_inquiries_and_outbox': {
@@ -378,4 +379,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('inquiries').addColumn('released_at', 'bigint').execute();
     },
   },
+  ...OAUTH_MIGRATIONS,
 };

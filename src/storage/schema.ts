@@ -1,6 +1,7 @@
 // Table shapes as Kysely sees them. Times are milliseconds since the epoch (BIGINT) so that SQLite
 // and PostgreSQL store and compare them alike.
 import type { Generated } from 'kysely';
+import type { OAuthAuthorizationsTable, OAuthClientsTable, OAuthRefreshTokensTable } from './schema-oauth.js';
 import type { ClaimStatus, ClientStatus, DeliveryStatus, InquiryVerdict, RegistrationType } from './ports.js';
 
 export interface InquiriesTable {
@@ -182,4 +183,7 @@ export interface Database {
   quarantine_digests: QuarantineDigestsTable;
   service_secrets: ServiceSecretsTable;
   spent_proofs: SpentProofsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_authorizations: OAuthAuthorizationsTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
 }

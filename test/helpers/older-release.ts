@@ -22,6 +22,9 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  ['029_oauth_refresh_tokens', dropTable('oauth_refresh_tokens')],
+  ['028_oauth_authorizations', dropTable('oauth_authorizations')],
+  ['027_oauth_clients', dropTable('oauth_clients')],
   ['019_inquiry_releases', dropColumns('inquiries', 'released_at')],
   [
     '018_personal_data_by_address',
