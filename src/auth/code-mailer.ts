@@ -44,7 +44,12 @@ export function createCodeMailer({ store, emailChannel, codeKey, caps, now, onCo
     await refuseOverCodeLimits(store.auth, { recipient, tokenHash: mail.scopeHash, at: sentAt }, caps, tx);
     const expiresAt = new Date(sentAt.getTime() + CODE_SEND_MEMORY_MS);
     await store.auth.recordCodeSend({ recipient, domain: domainOf(recipient), tokenHash: mail.scopeHash, sentAt, expiresAt }, tx);
-    await store.outbox.enqueueMessage({ id: randomUUID(), to: mail.to, subject: mail.subject, body: mail.text(placeholder) }, emailChannel, sentAt, tx);
+    await store.outbox.enqueueMessage(
+      { id: randomUUID(), to: mail.to, subject: mail.subject, body: mail.text(placeholder) },
+      emailChannel,
+      sentAt,
+      tx,
+    );
     if (onCodeQueued) store.afterCommit(tx, onCodeQueued);
   }
 

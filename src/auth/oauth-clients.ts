@@ -94,7 +94,12 @@ export function createOAuthClients({ store, documents, now }: OAuthClientsDeps) 
     if (metadata.token_endpoint_auth_method !== undefined && metadata.token_endpoint_auth_method !== 'none') {
       return "The application's metadata document asks for a client authentication this service does not offer (only none).";
     }
-    return { clientId: url, clientName: metadata.client_name?.trim() ?? new URL(url).host, redirectUris: metadata.redirect_uris, registered: false };
+    return {
+      clientId: url,
+      clientName: metadata.client_name?.trim() ?? new URL(url).host,
+      redirectUris: metadata.redirect_uris,
+      registered: false,
+    };
   }
 
   return { register, resolve, markUsed: (clientId: string) => store.oauth.markClientUsed(clientId, now()) };

@@ -24,5 +24,7 @@ export function redirectUriMatches(registered: readonly string[], requested: str
   const asked = new URL(requested);
   if (asked.protocol !== 'http:' || !LOOPBACK_HOSTS.has(asked.hostname)) return false;
   const withoutPort = (url: URL) => `${url.protocol}//${url.hostname}${url.pathname}${url.search}`;
-  return registered.some((uri) => URL.canParse(uri) && withoutPort(new URL(uri)) === withoutPort(asked) && new URL(uri).protocol === 'http:');
+  return registered.some(
+    (uri) => URL.canParse(uri) && withoutPort(new URL(uri)) === withoutPort(asked) && new URL(uri).protocol === 'http:',
+  );
 }

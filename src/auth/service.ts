@@ -19,8 +19,8 @@ import {
   TOKEN_TYPE_ID_JAG,
   TOKEN_TYPE_JWT,
 } from './metadata.js';
-import { anonymousRegistrationSchema, claimSchema, idJagRegistrationSchema, verifiedEmailRegistrationSchema } from './schemas.js';
 import { resourceNamed, resourcesListed } from './resources.js';
+import { anonymousRegistrationSchema, claimSchema, idJagRegistrationSchema, verifiedEmailRegistrationSchema } from './schemas.js';
 import type { AuthUrls } from './urls.js';
 
 export const IDENTITY_ASSERTION_TTL_SECONDS = 30 * 24 * 60 * 60;

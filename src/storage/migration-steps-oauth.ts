@@ -42,11 +42,7 @@ export const OAUTH_MIGRATIONS: Readonly<Record<string, Migration>> = {
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('oauth_authorizations_expires_at').on('oauth_authorizations').column('expires_at').execute();
-      await db.schema
-        .createIndex('oauth_authorizations_email_lower')
-        .on('oauth_authorizations')
-        .expression(sql`lower(email)`)
-        .execute();
+      await db.schema.createIndex('oauth_authorizations_email_lower').on('oauth_authorizations').expression(sql`lower(email)`).execute();
     },
   },
   '029_oauth_refresh_tokens': {

@@ -1,8 +1,8 @@
 // Table shapes as Kysely sees them. Times are milliseconds since the epoch (BIGINT) so that SQLite
 // and PostgreSQL store and compare them alike.
 import type { Generated } from 'kysely';
-import type { OAuthAuthorizationsTable, OAuthClientsTable, OAuthRefreshTokensTable } from './schema-oauth.js';
 import type { ClaimStatus, ClientStatus, DeliveryStatus, InquiryVerdict, RegistrationType } from './ports.js';
+import type { OAuthAuthorizationsTable, OAuthClientsTable, OAuthRefreshTokensTable } from './schema-oauth.js';
 
 export interface InquiriesTable {
   reference: string;

@@ -40,7 +40,7 @@ beforeAll(async () => {
     listen: true,
     startWorker: false,
     env: { RATE_LIMIT_INQUIRIES: '1/h' },
-    authRateLimits: { register: one, claim: one, token: one, revoke: one },
+    authRateLimits: { register: one, claim: one, token: one, revoke: one, authorize: one },
     challengeRateLimit: one,
   });
   broken = await startTestApp({ listen: true, startWorker: false });
