@@ -58,14 +58,18 @@ export function createMetadataDocuments(options: MetadataDocumentOptions = {}) {
 
 /** A resolver for https.request that connects only to a public address of the name (all must be). */
 function checkedLookup(resolve: Resolve, allowLoopback: boolean): LookupFunction {
+  const check = async (hostname: string) => {
+    const addresses = await resolve(hostname);
+    if (addresses.length === 0) throw new MetadataDocumentError(`${hostname} has no address`);
+    // Every address must be public: a name that also points inside could be answered from there.
+    if (addresses.some(({ address }) => !isPublicAddress(address, { allowLoopback }))) {
+      throw new MetadataDocumentError(`${hostname} resolves to an address that is not public`);
+    }
+    return addresses;
+  };
   return (hostname, lookupOptions, callback) => {
-    resolve(hostname).then(
+    check(hostname).then(
       (addresses) => {
-        if (addresses.length === 0) throw new MetadataDocumentError(`${hostname} has no address`);
-        // Every address must be public: a name that also points inside could be answered from there.
-        if (addresses.some(({ address }) => !isPublicAddress(address, { allowLoopback }))) {
-          throw new MetadataDocumentError(`${hostname} resolves to an address that is not public`);
-        }
         const first = addresses[0] as { address: string; family: number };
         if ((lookupOptions as { all?: boolean }).all) callback(null, [...addresses]);
         else callback(null, first.address, first.family);
@@ -96,6 +100,8 @@ function fetchDocument(url: string, options: MetadataDocumentOptions): Promise<u
         method: 'GET',
         headers: { accept: 'application/json' },
         lookup: checkedLookup(options.resolve ?? systemResolve, allowLoopback),
+        // A new connection each time: a pooled one would skip the lookup and its check.
+        agent: false,
         ...(options.ca !== undefined && { ca: options.ca }),
         timeout: timeoutMs,
       },

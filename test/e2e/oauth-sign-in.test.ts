@@ -54,10 +54,9 @@ async function register(): Promise<oauth.Client> {
 async function axeViolations(page: Page): Promise<unknown[]> {
   // Evaluated by the test's driver, which the page's CSP (script-src 'self') does not govern.
   await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe;
-    return (await axe.run()).violations.map((violation) => ({ id: violation.id, nodes: violation.nodes.length }));
-  });
+  return page.evaluate<unknown[]>(
+    'axe.run().then((result) => result.violations.map((violation) => ({ id: violation.id, nodes: violation.nodes.length })))',
+  );
 }
 
 /** A whole sign-in: the authorization URL opened in Chromium, consent given, the code exchanged. */
@@ -114,7 +113,7 @@ describe('oauth4webapi signs a person in', () => {
         seen.push({
           step,
           violations: await axeViolations(page),
-          scrollWidth: await page.evaluate(() => document.documentElement.scrollWidth),
+          scrollWidth: await page.evaluate<number>('document.documentElement.scrollWidth'),
         });
       },
     });
