@@ -130,8 +130,8 @@ describe('every discovery document', () => {
   it.each([
     '/.well-known/oauth-protected-resource',
     '/.well-known/oauth-protected-resource/mcp',
+    '/.well-known/oauth-protected-resource/mcp/verified',
     '/.well-known/oauth-authorization-server',
-    '/.well-known/openid-configuration',
     '/.well-known/jwks.json',
   ])('%s is JSON, open to any origin and cacheable', async (path) => {
     const response = await fetch(`${base}${path}`, { headers: { origin: 'https://agent.example' } });
@@ -139,6 +139,12 @@ describe('every discovery document', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('cache-control')).toMatch(/public, max-age=\d+/);
+  });
+});
+
+describe('OpenID discovery', () => {
+  it('is not served: the service is an OAuth authorization server, not an OpenID provider', async () => {
+    expect((await fetch(`${base}/.well-known/openid-configuration`)).status).toBe(404);
   });
 });
 

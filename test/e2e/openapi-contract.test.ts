@@ -238,7 +238,6 @@ describe('discovery, documentation and the website', () => {
       '/.well-known/oauth-protected-resource',
       '/.well-known/oauth-protected-resource/mcp',
       '/.well-known/oauth-authorization-server',
-      '/.well-known/openid-configuration',
       '/.well-known/jwks.json',
       '/.well-known/mcp/server-card.json',
       '/mcp/server-card',

@@ -62,8 +62,6 @@ describe('GET /auth.md', () => {
       ...Object.values(urls),
       `${urls.issuer}/api/contact`,
       urls.mcpResource,
-      // Served by the discovery routes with the authorization server metadata (docs/agent-auth.md).
-      `${urls.issuer}/.well-known/openid-configuration`,
     ]);
     const found = publicUrlsIn(text, PUBLIC_URL);
     expect(found.length).toBeGreaterThan(20);
@@ -75,7 +73,7 @@ describe('GET /auth.md', () => {
       urls.protectedResourceMetadata,
       urls.mcpProtectedResourceMetadata,
       urls.authorizationServerMetadata,
-      `${urls.issuer}/.well-known/openid-configuration`,
+      urls.mcpVerifiedProtectedResourceMetadata,
       urls.jwksUri,
     ]) {
       expect(text).toContain(url);
