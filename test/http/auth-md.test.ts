@@ -58,11 +58,7 @@ describe('GET /auth.md', () => {
   });
 
   it('names no endpoint that does not exist', () => {
-    const allowed = new Set<string>([
-      ...Object.values(urls),
-      `${urls.issuer}/api/contact`,
-      urls.mcpResource,
-    ]);
+    const allowed = new Set<string>([...Object.values(urls), `${urls.issuer}/api/contact`, urls.mcpResource]);
     const found = publicUrlsIn(text, PUBLIC_URL);
     expect(found.length).toBeGreaterThan(20);
     expect(found.filter((url) => !allowed.has(url))).toEqual([]);

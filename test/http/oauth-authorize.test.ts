@@ -26,7 +26,11 @@ const pkce = () => {
 };
 
 async function register(redirectUris: unknown = [REDIRECT]): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await testApp.app.inject({ method: 'POST', url: '/oauth/register', payload: { client_name: 'Agent', redirect_uris: redirectUris } });
+  const response = await testApp.app.inject({
+    method: 'POST',
+    url: '/oauth/register',
+    payload: { client_name: 'Agent', redirect_uris: redirectUris },
+  });
   return { status: response.statusCode, body: response.json() };
 }
 
@@ -34,7 +38,15 @@ const authorize = (params: Record<string, string>) =>
   testApp.app.inject({ method: 'GET', url: `/oauth/authorize?${new URLSearchParams(params)}` });
 
 function authorizeParams(clientId: string, challenge: string, extra: Record<string, string> = {}) {
-  return { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's1', ...extra };
+  return {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 's1',
+    ...extra,
+  };
 }
 
 /** A sign-in approved through the form: the authorization code it redirects with. */
@@ -120,7 +132,9 @@ describe('GET /oauth/authorize', () => {
 
   it('allows another port for a loopback redirect URI (RFC 8252 §7.3)', async () => {
     const { body } = await register();
-    const response = await authorize(authorizeParams(body.client_id as string, pkce().challenge, { redirect_uri: 'http://127.0.0.1:5555/callback' }));
+    const response = await authorize(
+      authorizeParams(body.client_id as string, pkce().challenge, { redirect_uri: 'http://127.0.0.1:5555/callback' }),
+    );
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-security-policy']).toContain("form-action 'self' http://127.0.0.1:5555");
   });
@@ -133,8 +147,18 @@ describe('GET /oauth/authorize', () => {
     const payload = new URLSearchParams({ request, action: 'send_code', email: 'x@example.com' }).toString();
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const withoutCookie = await testApp.app.inject({ method: 'POST', url: '/oauth/authorize', headers: form, payload });
-    const otherOrigin = await testApp.app.inject({ method: 'POST', url: '/oauth/authorize', headers: { ...form, cookie, origin: 'https://evil.example' }, payload });
-    const otherBrowser = await testApp.app.inject({ method: 'POST', url: '/oauth/authorize', headers: { ...form, cookie: `oauth-browser=${'a'.repeat(43)}` }, payload });
+    const otherOrigin = await testApp.app.inject({
+      method: 'POST',
+      url: '/oauth/authorize',
+      headers: { ...form, cookie, origin: 'https://evil.example' },
+      payload,
+    });
+    const otherBrowser = await testApp.app.inject({
+      method: 'POST',
+      url: '/oauth/authorize',
+      headers: { ...form, cookie: `oauth-browser=${'a'.repeat(43)}` },
+      payload,
+    });
     for (const response of [withoutCookie, otherOrigin, otherBrowser]) expect(response.statusCode).toBe(400);
   });
 });
@@ -154,7 +178,10 @@ describe('POST /oauth/token with authorization_code', () => {
       [{ redirect_uri: 'http://127.0.0.1:8976/other' }, 'invalid_grant'],
       [{ resource: 'http://localhost:3000/elsewhere' }, 'invalid_target'],
     ] as const) {
-      const params = Object.fromEntries(Object.entries({ ...exchange, ...change }).filter(([, value]) => value !== undefined)) as Record<string, string>;
+      const params = Object.fromEntries(Object.entries({ ...exchange, ...change }).filter(([, value]) => value !== undefined)) as Record<
+        string,
+        string
+      >;
       const refused = await token(params);
       expect(refused.statusCode).toBe(400);
       expect(refused.headers['cache-control']).toBe('no-store');
@@ -163,7 +190,9 @@ describe('POST /oauth/token with authorization_code', () => {
     const issued = await token(exchange);
     expect(issued.statusCode).toBe(200);
     const { access_token: accessToken } = issued.json() as { access_token: string };
-    expect(await testApp.services.auth.authenticatePerson(accessToken, 'http://localhost:3000/')).toMatchObject({ email: 'codes@example.com' });
+    expect(await testApp.services.auth.authenticatePerson(accessToken, 'http://localhost:3000/')).toMatchObject({
+      email: 'codes@example.com',
+    });
     const again = await token(exchange);
     expect(again.json()).toMatchObject({ error: 'invalid_grant' });
     expect(await testApp.services.auth.authenticatePerson(accessToken, 'http://localhost:3000/')).toBeNull();
