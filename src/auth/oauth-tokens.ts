@@ -83,7 +83,7 @@ export function createOAuthTokens({ store, keys, urls, now }: OAuthTokensDeps) {
     }
     checkResource(held.resource, params.resource);
     const scope = params.scope?.trim();
-    if (scope && scope.split(/\s+/).some((one) => !held.scope.split(' ').includes(one))) {
+    if (scope?.split(/\s+/).some((one) => !held.scope.split(' ').includes(one))) {
       throw new OAuthError('invalid_scope', `this grant has the scope ${held.scope}`);
     }
     if (!(await store.oauth.useRefreshToken(held.tokenHash))) {
