@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { SigningKeys } from './auth/keys.js';
 import { authFeatures } from './auth/metadata.js';
 import type { AgentAuth } from './auth/service.js';
+import type { SignIn } from './auth/sign-in.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import { corsOptions } from './http/cors.js';
@@ -24,6 +25,7 @@ import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { countRequests, metricsRoute, UNMATCHED_ROUTE } from './http/routes/metrics.js';
+import { oauthRoutes } from './http/routes/oauth.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { websiteRoutes } from './http/routes/website.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -44,6 +46,8 @@ export interface AppDeps {
   readonly store: Store;
   readonly keys: SigningKeys;
   readonly auth: AgentAuth;
+  /** The authorization-code flow (src/auth/sign-in.ts). */
+  readonly signIn: SignIn;
   readonly inquiries: InquiryService;
   /** The contact page's proof of work (src/spam/proof-of-work.ts). */
   readonly proofOfWork: ProofOfWork;
@@ -61,8 +65,8 @@ export interface AppDeps {
 
 /** The app's dependencies from the configuration and the services (for the entry point and tests alike). */
 export function appDeps(base: Pick<AppDeps, 'config' | 'logger' | 'profile'>, services: Services): AppDeps {
-  const { store, keys, auth, inquiries, proofOfWork, metrics, redis } = services;
-  return { ...base, store, keys, auth, inquiries, proofOfWork, metrics, redis };
+  const { store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis } = services;
+  return { ...base, store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis };
 }
 
 export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;
@@ -198,7 +202,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One allowance per client for both doors an inquiry comes in by.
   const limiter = createWindowLimiter(config.rateLimitInquiries, deps.redis ?? null);
   await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth, limiter });
-  await app.register(agentAuthRoutes, { auth: deps.auth, ...(deps.authRateLimits && { limits: deps.authRateLimits }) });
+  await app.register(agentAuthRoutes, {
+    auth: deps.auth,
+    oauthTokens: deps.signIn.tokens,
+    ...(deps.authRateLimits && { limits: deps.authRateLimits }),
+  });
+  if (features.emailEnabled) {
+    await app.register(oauthRoutes, {
+      publicUrl: config.publicUrl,
+      studioName: deps.profile.name,
+      clients: deps.signIn.clients,
+      authorizations: deps.signIn.authorizations,
+      contentSecurityPolicy: headers['content-security-policy'] ?? '',
+      ...(deps.authRateLimits && { limits: deps.authRateLimits }),
+    });
+  }
   await app.register(contactRoute, {
     auth: deps.auth,
     resourceMetadataUrl: authUrls(config.publicUrl).protectedResourceMetadata,

@@ -2,10 +2,12 @@
 // interfaces. Types only, importing nothing but the other ports (ports-*.ts, which it re-exports):
 // the SQLite/PostgreSQL code implements them, the domain depends on them alone (docs/architecture.md).
 import type { AuthStore } from './ports-auth.js';
+import type { OAuthStore } from './ports-oauth.js';
 import type { RetentionStore } from './ports-retention.js';
 import type { Tx } from './ports-tx.js';
 
 export type * from './ports-auth.js';
+export type * from './ports-oauth.js';
 export type * from './ports-retention.js';
 export type * from './ports-tx.js';
 
@@ -331,6 +333,8 @@ export interface Store {
   /** Write transactions worth running at once: one on SQLite (one writer); several on PostgreSQL, which overlaps their round trips. */
   readonly parallelWrites: number;
   readonly auth: AuthStore;
+  /** The MCP authorization flow: registered clients, sign-ins, refresh tokens. */
+  readonly oauth: OAuthStore;
   readonly inquiries: InquiryStore;
   readonly idempotency: IdempotencyStore;
   readonly intake: IntakeStore;

@@ -2,6 +2,7 @@
 // and PostgreSQL store and compare them alike.
 import type { Generated } from 'kysely';
 import type { ClaimStatus, ClientStatus, DeliveryStatus, InquirySource, InquiryVerdict, RegistrationType } from './ports.js';
+import type { OAuthAuthorizationsTable, OAuthClientsTable, OAuthRefreshTokensTable } from './schema-oauth.js';
 
 export interface InquiriesTable {
   reference: string;
@@ -191,4 +192,7 @@ export interface Database {
   quarantine_digests: QuarantineDigestsTable;
   service_secrets: ServiceSecretsTable;
   spent_proofs: SpentProofsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_authorizations: OAuthAuthorizationsTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
 }

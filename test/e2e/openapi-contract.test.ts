@@ -40,7 +40,7 @@ beforeAll(async () => {
     listen: true,
     startWorker: false,
     env: { RATE_LIMIT_INQUIRIES: '1/h' },
-    authRateLimits: { register: one, claim: one, token: one, revoke: one },
+    authRateLimits: { register: one, claim: one, token: one, revoke: one, authorize: one },
     challengeRateLimit: one,
   });
   broken = await startTestApp({ listen: true, startWorker: false });
@@ -238,7 +238,6 @@ describe('discovery, documentation and the website', () => {
       '/.well-known/oauth-protected-resource',
       '/.well-known/oauth-protected-resource/mcp',
       '/.well-known/oauth-authorization-server',
-      '/.well-known/openid-configuration',
       '/.well-known/jwks.json',
       '/.well-known/mcp/server-card.json',
       '/mcp/server-card',
