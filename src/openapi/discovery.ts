@@ -3,6 +3,7 @@
 // as OpenID discovery) and the JWKS. Examples are the documents this configuration really serves.
 import { authFeatures, authorizationServerMetadata, protectedResourceMetadata } from '../auth/metadata.js';
 import type { AuthUrls } from '../auth/urls.js';
+import { API_CATALOG_PATH, API_CATALOG_PROFILE, agentLinks, apiCatalog, apiCatalogLinkHeader } from '../web/agent-links.js';
 import { type Area, type AreaContext, example, JSON_TYPE, type Json, PUBLIC_HEADERS, ref } from './common.js';
 
 const uri = { type: 'string', format: 'uri' } as const;
@@ -116,6 +117,65 @@ const EXAMPLE_JWKS = {
   ],
 };
 
+const linkTargetSchema = {
+  type: 'object',
+  required: ['href'],
+  properties: { href: uri, type: { type: 'string', description: 'The media type a GET of href answers with.' }, title: { type: 'string' } },
+} as const;
+
+const apiCatalogSchema = {
+  type: 'object',
+  description:
+    'RFC 9727 API catalog in the RFC 9264 JSON linkset format: one context per API (the HTTP API and the MCP server), ' +
+    'anchored at its address, with its description (`service-desc`), documentation (`service-doc`), metadata (`service-meta`) and status.',
+  required: ['linkset'],
+  properties: {
+    linkset: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['anchor'],
+        properties: { anchor: uri },
+        additionalProperties: { type: 'array', minItems: 1, items: ref('LinkTarget') },
+      },
+    },
+  },
+} as const;
+
+/** GET /.well-known/api-catalog: its own media type, and the Link header RFC 9727 §2 asks of it. */
+function apiCatalogGet(publicUrl: string): Json {
+  const links = agentLinks(publicUrl);
+  return {
+    get: {
+      operationId: 'getApiCatalog',
+      summary: 'API catalog (RFC 9727)',
+      description:
+        'Where the APIs of this service are described: the OpenAPI document, the API reference, auth.md, llms.txt, the MCP server card ' +
+        'and the protected resource metadata. HEAD answers the same headers. Public, readable from any origin, cacheable for an hour.',
+      tags: ['Discovery'],
+      responses: {
+        200: {
+          description: 'The catalog.',
+          headers: {
+            ...PUBLIC_HEADERS,
+            Link: {
+              description: 'The catalog itself, with the api-catalog relation.',
+              schema: { type: 'string', const: apiCatalogLinkHeader(links) },
+            },
+          },
+          content: {
+            'application/linkset+json': {
+              schema: ref('ApiCatalog'),
+              examples: { served: example(`As this service serves it (profile="${API_CATALOG_PROFILE}")`, apiCatalog(links)) },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
 function discoveryGet(operationId: string, summary: string, description: string, schema: string, value: unknown): Json {
   return {
     get: {
@@ -138,6 +198,7 @@ export function discoveryArea({ config, profile, urls }: AreaContext): Area {
   const asMetadata = authorizationServerMetadata(urls, authFeatures(config));
   return {
     paths: {
+      [API_CATALOG_PATH]: apiCatalogGet(config.publicUrl),
       '/.well-known/oauth-protected-resource': discoveryGet(
         'getProtectedResourceMetadata',
         'Protected resource metadata (the inquiry API)',
@@ -179,6 +240,8 @@ export function discoveryArea({ config, profile, urls }: AreaContext): Area {
       AuthorizationServerMetadata: authorizationServerSchema(urls),
       AgentAuth: agentAuthSchema,
       JsonWebKeySet: jwksSchema,
+      ApiCatalog: apiCatalogSchema,
+      LinkTarget: linkTargetSchema,
     },
   };
 }
