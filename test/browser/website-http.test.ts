@@ -66,7 +66,7 @@ describe('GET /', () => {
     const html = (await get('/')).body;
     const trap = /<div class="form__trap"([^>]*)>([\s\S]*?)<\/div>/.exec(html);
     expect(trap?.[1]).toBe(' aria-hidden="true" inert');
-    expect(trap?.[2]).toContain('<input id="website" name="website" type="text" tabindex="-1" autocomplete="off" data-honeypot>');
+    expect(trap?.[2]).toContain('<input id="website" name="website" type="text" tabindex="-1" autocomplete="off" readonly data-honeypot>');
     expect(trap?.[2]).not.toContain('data-field');
     expect(html.indexOf('class="form__trap"')).toBeGreaterThan(html.indexOf('<form id="inquiry-form"'));
     expect(html.indexOf('class="form__trap"')).toBeLessThan(html.indexOf('</form>'));
