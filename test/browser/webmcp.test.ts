@@ -131,8 +131,13 @@ describe('an agent calling the tool', () => {
     const input = inquiry(1);
     await callTool(page, input);
     expect(posts).toEqual([]); // nothing is sent before the person presses Send
+    // Set apart for the person to check, until it is sent.
+    const outline = () => page.evaluate<string>(`getComputedStyle(document.getElementById('inquiry-form')).outlineStyle`);
+    expect(await page.evaluate<boolean>(`document.getElementById('inquiry-form').matches(':tool-form-active')`)).toBe(true);
+    expect(await outline()).toBe('dashed');
     await page.getByRole('button', { name: 'Send inquiry' }).click();
     const answer = await answerOf(page);
+    expect(await outline()).toBe('none');
     expect(answer).toMatch(/^Thank you — .* Your reference is INQ-/);
     const reference = referenceOf(answer);
     expect(await page.locator('#form-status').textContent()).toBe(answer);

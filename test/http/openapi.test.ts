@@ -289,6 +289,7 @@ describe('route coverage', () => {
       ['get', '/.well-known/oauth-authorization-server'],
       ['get', '/.well-known/openid-configuration'],
       ['get', '/.well-known/mcp/server-card.json'],
+      ['get', '/.well-known/api-catalog'],
       ['post', '/agent/register'],
       ['post', '/agent/claim'],
       ['post', '/oauth/token'],
