@@ -24,6 +24,7 @@ export interface AgentLinks {
   readonly authMd: TypedLink;
   readonly llmsTxt: TypedLink;
   readonly serverCard: TypedLink;
+  readonly mcpCatalog: TypedLink;
   readonly mcp: string;
   readonly health: TypedLink;
   readonly protectedResource: TypedLink;
@@ -41,6 +42,7 @@ export function agentLinks(publicUrl: string): AgentLinks {
     authMd: { href: urls.authMd, type: 'text/markdown', title: 'Agent auth' },
     llmsTxt: { href: `${base}/llms.txt`, type: 'text/plain', title: 'llms.txt' },
     serverCard: { href: `${base}${SERVER_CARD_PATH}`, type: 'application/json', title: 'MCP server card' },
+    mcpCatalog: { href: `${base}/.well-known/mcp/catalog.json`, type: 'application/json', title: 'MCP catalog' },
     mcp: urls.mcpResource,
     health: { href: `${base}/api/health`, type: 'application/json', title: 'Health' },
     protectedResource: { href: urls.protectedResourceMetadata, type: 'application/json', title: 'Protected resource metadata' },

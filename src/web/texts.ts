@@ -2,6 +2,7 @@
 // the parts llms.txt shares with the markdown rendering of the contact page (page-markdown.ts).
 // Every address comes from PUBLIC_URL; neither file names a path this service does not serve.
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
+import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
 import type { StudioProfile } from '../studio/profile.js';
 import { type AgentLinks, agentLinks } from './agent-links.js';
 import { oneLine } from './html.js';
@@ -34,8 +35,8 @@ export function httpInquiryLines(publicUrl: string): string[] {
 /** How to send one over MCP, and from the contact page in a browser (WebMCP). */
 export function toolLines(links: AgentLinks): string[] {
   return [
-    `- [MCP server](${links.mcp}): streamable HTTP; tools \`get_studio_info\`, \`list_services\`, \`submit_inquiry\` (the same fields as above)`,
-    `- [MCP server card](${links.serverCard.href})`,
+    `- [MCP server](${links.mcp}): streamable HTTP, protocol versions ${MCP_PROTOCOL_VERSIONS.join(', ')}; tools \`get_studio_info\`, \`list_services\`, \`submit_inquiry\` (the same fields as above; its result is a receipt with the reference)`,
+    `- [MCP server card](${links.serverCard.href}), listed in the [MCP catalog](${links.mcpCatalog.href})`,
     `- [Contact page](${links.home.href}): its form is the WebMCP tool \`${WEBMCP_TOOL_NAME}\`; the person checks it and presses Send`,
   ];
 }

@@ -246,6 +246,7 @@ describe('GET /llms.txt', () => {
     for (const path of [
       '/mcp',
       '/.well-known/mcp/server-card.json',
+      '/.well-known/mcp/catalog.json',
       '/openapi.json',
       '/docs',
       '/auth.md',
@@ -262,6 +263,7 @@ describe('GET /llms.txt', () => {
         '/api/contact',
         '/mcp',
         '/.well-known/mcp/server-card.json',
+        '/.well-known/mcp/catalog.json',
         '/openapi.json',
         '/docs',
         '/auth.md',

@@ -152,6 +152,18 @@ describe('MCP server card', () => {
     expect(card.remotes?.map((remote) => remote.url)).toContain(`${base}/mcp`);
     expect(card.remotes?.every((remote) => remote.type === 'streamable-http')).toBe(true);
   });
+
+  it('names the MCP versions each remote speaks, is served as its own media type when asked, and is in the MCP catalog', async () => {
+    const asked = await get('/.well-known/mcp/server-card.json', { accept: 'application/mcp-server-card+json' });
+    expect(mediaType(asked)).toBe('application/mcp-server-card+json');
+    const card = (await asked.json()) as { name: string; remotes: { supportedProtocolVersions?: string[] }[] };
+    for (const remote of card.remotes) expect(remote.supportedProtocolVersions).toContain('2026-07-28');
+    // Reverse DNS of a domain name, never of an IP address (a registry checks it against the studio's site).
+    expect(card.name).not.toMatch(/^\d+\.\d+\.\d+\.\d+\//);
+    const catalog = await get('/.well-known/mcp/catalog.json');
+    expect(catalog.status).toBe(200);
+    expect(JSON.stringify(await catalog.json())).toContain(`${base}/.well-known/mcp/server-card.json`);
+  });
 });
 
 describe('auth.md', () => {
