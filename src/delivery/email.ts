@@ -5,9 +5,12 @@ import type { DeliveryRecord, InquiryRecord, Outgoing, ServiceMessage } from '..
 import type { StudioProfile } from '../studio/profile.js';
 import type { Channel, SendResult } from './channel.js';
 
+/** From: `Name <address>` as one string, or as an object whose name nodemailer quotes and encodes itself. */
+export type MailSender = string | { readonly name: string; readonly address: string };
+
 export interface EmailChannelOptions {
   readonly smtpUrl: string;
-  readonly from: string;
+  readonly from: MailSender;
   readonly to: string;
   readonly profile: StudioProfile;
   /** How long one send may take as a whole (SEND_DEADLINE_MS; tests shorten it). */
@@ -42,8 +45,9 @@ export const SEND_DEADLINE_MS = 10 * 60_000;
  * again after a crash (between sending and recording) is then the same message to the mail system,
  * which clients and mailbox providers show once. Its domain is MAIL_FROM's (RFC 5322 §3.6.4).
  */
-export function messageIdOf(delivery: Pick<DeliveryRecord, 'id'>, from: string): string {
-  const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? 'studio-inquiry.invalid';
+export function messageIdOf(delivery: Pick<DeliveryRecord, 'id'>, from: MailSender): string {
+  const address = typeof from === 'string' ? from : from.address;
+  const domain = /@([^>\s]+)>?\s*$/.exec(address)?.[1] ?? 'studio-inquiry.invalid';
   return `<${delivery.id}@${domain}>`;
 }
 

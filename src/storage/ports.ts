@@ -1,10 +1,12 @@
 // The storage ports: the records the domain reads and writes, the opaque transaction and the store
 // interfaces. Types only, importing nothing but the other ports (ports-*.ts, which it re-exports):
 // the SQLite/PostgreSQL code implements them, the domain depends on them alone (docs/architecture.md).
+import type { DeliveryAlertStore } from './ports-alerts.js';
 import type { AuthStore } from './ports-auth.js';
 import type { RetentionStore } from './ports-retention.js';
 import type { Tx } from './ports-tx.js';
 
+export type * from './ports-alerts.js';
 export type * from './ports-auth.js';
 export type * from './ports-retention.js';
 export type * from './ports-tx.js';
@@ -336,6 +338,7 @@ export interface Store {
   readonly intake: IntakeStore;
   readonly outbox: Outbox;
   readonly digests: DigestStore;
+  readonly alerts: DeliveryAlertStore;
   readonly retention: RetentionStore;
   readonly proofs: ProofStore;
   /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */

@@ -22,6 +22,7 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  ['026_delivery_alerts', dropTable('delivery_alerts')],
   ['025_channel_health', dropColumns('delivery_successes', 'last_success_at', 'last_failure_at', 'last_error', 'failing_since')],
   ['020_inquiry_sources', dropColumns('inquiries', 'source')],
   ['019_inquiry_releases', dropColumns('inquiries', 'released_at')],

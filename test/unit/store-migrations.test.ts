@@ -69,6 +69,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '019_inquiry_releases',
       '020_inquiry_sources',
       '025_channel_health',
+      '026_delivery_alerts',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
