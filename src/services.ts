@@ -108,12 +108,21 @@ function withClaimCodes(channel: Channel, codeKey: string): Channel {
   };
 }
 
-function createChannels(config: Config, profile: StudioProfile): Channel[] {
+function createChannels(config: Config, profile: StudioProfile, store: Store): Channel[] {
   const channels: Channel[] = [];
   if (config.smtp) {
-    // The studio's name unless MAIL_FROM gives one (docs/configuration.md).
-    const from = { name: config.mailFrom.name ?? profile.name, address: config.mailFrom.address };
-    channels.push(createEmailChannel({ smtpUrl: config.smtp.url, from, to: config.smtp.inquiryTo, profile }));
+    channels.push(
+      createEmailChannel({
+        smtpUrl: config.smtp.url,
+        // The studio's name unless MAIL_FROM gives one (docs/configuration.md).
+        from: { name: config.mailFrom.name ?? profile.name, address: config.mailFrom.address },
+        to: config.smtp.inquiryTo,
+        profile,
+        timeZone: config.studioTimeZone,
+        publicUrl: config.publicUrl,
+        findAgent: (clientId) => store.auth.findClient(clientId),
+      }),
+    );
   }
   if (config.webhook) channels.push(createWebhookChannel({ url: config.webhook.url, secret: config.webhook.secret }));
   return channels;
@@ -131,7 +140,7 @@ export async function createServices(
   const proofOfWork = await loadProofOfWork(store.proofs, now);
   // The claim codes' key: made by the first instance, shared through the database like the proof of work's.
   const codeKey = await store.proofs.secret('claim-code-key', randomBytes(32).toString('base64url'));
-  const channels = createChannels(config, profile).map((channel) =>
+  const channels = createChannels(config, profile, store).map((channel) =>
     channel.name === 'email' ? withClaimCodes(channel, codeKey) : channel,
   );
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
