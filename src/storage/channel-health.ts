@@ -95,7 +95,7 @@ export async function readChannelHealth(db: Kysely<Database>): Promise<ChannelHe
       sql<number>`sum(case when status = 'pending' and attempts > 0 then 1 else 0 end)`.as('retrying'),
       sql<number>`sum(case when status = 'dead' then 1 else 0 end)`.as('dead'),
       sql<number>`sum(case when status = 'failed' then 1 else 0 end)`.as('failed'),
-      sql<number | null>`max(case when status in ('dead', 'failed') then finished_at end)`.as('last_given_up_at'),
+      sql<number | null>`max(case when status = 'dead' then finished_at end)`.as('last_given_up_at'),
     ])
     .where('status', 'in', ['pending', 'failed', 'dead'])
     .groupBy('channel')

@@ -228,7 +228,7 @@ export interface ChannelHealthFacts {
   readonly dead: number;
   /** Given up: refused for good by the other side. */
   readonly failed: number;
-  /** When the latest of the dead and failed deliveries was given up. */
+  /** When the latest of the dead deliveries was given up (a refusal for good, `failed`, is one message's, not the channel's). */
   readonly lastGivenUpAt: Date | null;
   readonly lastSuccessAt: Date | null;
   readonly lastFailure: { readonly at: Date; readonly error: string } | null;
