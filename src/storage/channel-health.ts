@@ -57,7 +57,11 @@ function later(column: string): RawBuilder<number | null> {
  */
 export async function recordChannelHealth(trx: Kysely<Database>, attempts: readonly RecordedAttempt[]): Promise<void> {
   const byChannel = new Map<string, RecordedAttempt[]>();
-  for (const attempt of attempts) byChannel.set(attempt.channel, [...(byChannel.get(attempt.channel) ?? []), attempt]);
+  for (const attempt of attempts) {
+    const its = byChannel.get(attempt.channel);
+    if (its) its.push(attempt);
+    else byChannel.set(attempt.channel, [attempt]);
+  }
   if (byChannel.size === 0) return;
   const rows = [...byChannel].sort(([a], [b]) => (a < b ? -1 : 1)).map(([channel, its]) => summarise(channel, its));
   const success = later('last_success_at');
