@@ -14,6 +14,7 @@ import { type AgentAuth, createAgentAuth } from './auth/service.js';
 import { createSignIn, type SignIn } from './auth/sign-in.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
+import { alertRoutes, createDeliveryAlerts, type DeliveryAlerts } from './delivery/alerts.js';
 import type { RetryPolicy } from './delivery/backoff.js';
 import type { Channel } from './delivery/channel.js';
 import { createEmailChannel } from './delivery/email.js';
@@ -41,6 +42,8 @@ export interface Services {
   readonly inquiries: InquiryService;
   /** The daily quarantine digest: started with the worker (src/main.ts). */
   readonly digests: DigestSchedule;
+  /** The delivery alerts (src/delivery/alerts.ts): started with the worker (src/main.ts). */
+  readonly alerts: DeliveryAlerts;
   /** The contact page's proof of work: challenges, and the check of their answers. */
   readonly proofOfWork: ProofOfWork;
   readonly metrics: Metrics;
@@ -111,10 +114,21 @@ function withClaimCodes(channel: Channel, codeKey: string): Channel {
   };
 }
 
-function createChannels(config: Config, profile: StudioProfile): Channel[] {
+function createChannels(config: Config, profile: StudioProfile, store: Store): Channel[] {
   const channels: Channel[] = [];
   if (config.smtp) {
-    channels.push(createEmailChannel({ smtpUrl: config.smtp.url, from: config.mailFrom, to: config.smtp.inquiryTo, profile }));
+    channels.push(
+      createEmailChannel({
+        smtpUrl: config.smtp.url,
+        // The studio's name unless MAIL_FROM gives one (docs/configuration.md).
+        from: { name: config.mailFrom.name ?? profile.name, address: config.mailFrom.address },
+        to: config.smtp.inquiryTo,
+        profile,
+        timeZone: config.studioTimeZone,
+        publicUrl: config.publicUrl,
+        findAgent: (clientId) => store.auth.findClient(clientId),
+      }),
+    );
   }
   if (config.webhook) channels.push(createWebhookChannel({ url: config.webhook.url, secret: config.webhook.secret }));
   return channels;
@@ -132,7 +146,7 @@ export async function createServices(
   const proofOfWork = await loadProofOfWork(store.proofs, now);
   // The claim codes' key: made by the first instance, shared through the database like the proof of work's.
   const codeKey = await store.proofs.secret('claim-code-key', randomBytes(32).toString('base64url'));
-  const channels = createChannels(config, profile).map((channel) =>
+  const channels = createChannels(config, profile, store).map((channel) =>
     channel.name === 'email' ? withClaimCodes(channel, codeKey) : channel,
   );
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
@@ -205,6 +219,15 @@ export async function createServices(
       worker.wake();
     },
   });
+  const alerts = createDeliveryAlerts({
+    store,
+    channels: channels.map((channel) => channel.name),
+    routes: alertRoutes({ inquiryTo: config.smtp?.inquiryTo ?? null, webhook: config.webhook !== null }),
+    timeZone: config.studioTimeZone,
+    logger: logger.child({ component: 'alerts' }),
+    now,
+    onQueued: () => worker.wake(),
+  });
   const maintenance = createMaintenance({
     store,
     retention: config.retention,
@@ -222,6 +245,7 @@ export async function createServices(
     worker,
     inquiries,
     digests,
+    alerts,
     proofOfWork,
     metrics,
     maintenance,
@@ -229,6 +253,7 @@ export async function createServices(
     async close() {
       await maintenance.stop();
       await digests.stop();
+      await alerts.stop();
       await worker.stop();
       await Promise.all(channels.map((channel) => channel.close?.()));
       await store.close();

@@ -31,6 +31,8 @@ export function webhookPayload(inquiry: InquiryRecord) {
       message: inquiry.message,
       receivedAt: inquiry.receivedAt.toISOString(),
       client_id: inquiry.clientId,
+      // The door it came through (page, api, mcp); null for an inquiry stored before doors were recorded.
+      source: inquiry.source,
     },
   };
 }

@@ -68,7 +68,8 @@ describe('webhook', () => {
       receivedAt: new Date('2026-01-01T00:00:00Z'),
       source: 'api' as const,
     };
-    expect(webhookPayload(inquiry).data).toMatchObject({ client_id: 'agt_123', company: null });
+    expect(webhookPayload(inquiry).data).toMatchObject({ client_id: 'agt_123', company: null, source: 'api' });
+    expect(webhookPayload({ ...inquiry, source: null }).data.source).toBeNull();
     expect(webhookPayload({ ...inquiry, clientId: null }).data.client_id).toBeNull();
     // The event's time is the inquiry's receipt (Standard Webhooks), not the attempt's.
     expect(webhookPayload(inquiry).timestamp).toBe('2026-01-01T00:00:00.000Z');
@@ -186,15 +187,8 @@ describe('email', () => {
         expect(mail.to).toBe('studio@example.com');
         // In the body too, each field stays on its own line: none can add a line such as a forged "Email:".
         const [fieldLines = ''] = mail.text.split('\n\nMessage:');
-        expect(fieldLines.split('\n').map((line) => line.split(':')[0])).toEqual([
-          'Reference',
-          'Received',
-          'First name',
-          'Last name',
-          'Email',
-          'Company',
-          'Submitted by agent',
-        ]);
+        const labels = ['Name', ...(headerSafe(company) === '' ? [] : ['Company']), 'Email'];
+        expect(fieldLines.split('\n').map((line) => line.split(':')[0])).toEqual(labels);
       }),
     );
   });
