@@ -2,7 +2,7 @@
 // at all; nothing at all while a delivery of theirs is being sent.
 import type { Kysely } from 'kysely';
 import type { DataSubject, ErasedData, Erasure } from './personal-data-ports.js';
-import { claimsOf, clientsOf, lowered, mailsMentioning, mailsTo } from './personal-data-queries.js';
+import { claimsOf, clientsOf, lowered, mailsMentioning, mailsTo, mentions } from './personal-data-queries.js';
 import type { DeliveryRecord, Dialect } from './ports.js';
 import { toDelivery } from './rows.js';
 import type { Database } from './schema.js';
@@ -84,6 +84,8 @@ async function eraseIn(trx: Kysely<Database>, dialect: Dialect, subject: DataSub
   const agentClaims = await deleteIn(claimHashes, (chunk) =>
     trx.deleteFrom('agent_claims').where('token_hash', 'in', chunk).executeTakeFirst(),
   );
+  // A channel's last error (its health, src/delivery/health.ts) may quote the address a mail was refused for.
+  await trx.updateTable('delivery_successes').set({ last_error: null }).where(mentions('last_error', subject)).execute();
   // Without its row, a registration's tokens and identity assertions are refused (src/auth/service.ts).
   await deleteIn(clientIds, (chunk) => trx.deleteFrom('agent_clients').where('client_id', 'in', chunk).executeTakeFirst());
   return {

@@ -19,11 +19,12 @@ export const mailsTo = (db: Kysely<Database>, { email }: DataSubject) =>
  * The ids of the service mails whose text names the person's address (the quarantine digest lists
  * it): erased with them, never exported, since they hold other people's inquiries too.
  */
-export const mailsMentioning = (db: Kysely<Database>, { email }: DataSubject) =>
-  db
-    .selectFrom('messages')
-    .select('id')
-    .where(sql<boolean>`lower(body) like ${`%${email.replace(/[\\%_]/g, (char) => `\\${char}`)}%`} escape '\\'`);
+export const mailsMentioning = (db: Kysely<Database>, subject: DataSubject) =>
+  db.selectFrom('messages').select('id').where(mentions('body', subject));
+
+/** The column's text names the address, in any case (a LIKE with the address's own % and _ escaped). */
+export const mentions = (column: 'body' | 'last_error', { email }: DataSubject) =>
+  sql<boolean>`lower(${sql.ref(column)}) like ${`%${email.replace(/[\\%_]/g, (char) => `\\${char}`)}%`} escape '\\'`;
 
 /** The agent registrations the person owns, as a subquery. */
 export const clientsOf = (db: Kysely<Database>, { email }: DataSubject) =>
