@@ -9,12 +9,12 @@ import { PITCH, STRONG, WEAK } from '../../src/spam/phrase-lists.js';
 import { findSpamPhrases } from '../../src/spam/phrases.js';
 import { namesStudioWork, OTHER_TOPIC_PATTERN, PLAIN_TOPIC_WORDS, TOPIC_WORDS } from '../../src/spam/topic.js';
 
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const PHRASES = [...WEAK, ...PITCH, ...STRONG].map((phrase) => phrase.toLowerCase().replace(/\s+/gu, ' '));
 
 /** The phrases found by one scan of one pattern of all phrases, each place tried. */
 function referencePhrases(text: string): string[] {
-  const bodies = [...new Set(PHRASES)].sort((a, b) => b.length - a.length).map((phrase) => escape(phrase).replace(/\s+/g, '\\s+'));
+  const bodies = [...new Set(PHRASES)].sort((a, b) => b.length - a.length).map((phrase) => escapeRegExp(phrase).replace(/\s+/g, '\\s+'));
   const unspaced = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
   const spaced = bodies.filter((body) => !unspaced.test(body)).join('|');
   const patterns = [
@@ -89,7 +89,7 @@ describe('case folding', () => {
     const words = [...PHRASES.map((phrase) => phrase.match(/^[\p{L}\p{N}]+/u)?.[0] ?? ''), ...PLAIN_TOPIC_WORDS];
     const odd: string[] = [];
     for (const letter of new Set(words.flatMap((word) => [...word]))) {
-      const taken = new Set([...all.matchAll(new RegExp(escape(letter), 'giu'))].map(([char]) => char));
+      const taken = new Set([...all.matchAll(new RegExp(escapeRegExp(letter), 'giu'))].map(([char]) => char));
       const lowered = new Set(byLower.get(letter) ?? []);
       for (const char of [...taken, ...lowered]) if (taken.has(char) !== lowered.has(char)) odd.push(char);
     }
