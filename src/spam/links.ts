@@ -6,7 +6,7 @@ const GENERIC_TLDS =
 const COUNTRY_TLDS =
   'ae|ar|at|au|be|bg|br|ca|ch|cl|cn|cz|de|dk|ee|es|eu|fi|fr|gr|hk|hr|hu|id|ie|il|in|is|it|jp|kr|lt|lu|lv|mx|my|nl|no|nz|ph|pk|pl|pt|ro|rs|ru|sa|se|sg|si|sk|th|tr|tw|ua|uk|us|vn|za';
 
-const LINK_PATTERN = new RegExp(
+export const LINK_PATTERN = new RegExp(
   [
     String.raw`\b(?:https?|ftp):\/\/[^\s<>"'()\[\]]+`,
     String.raw`\bwww\.[^\s<>"'()\[\]]+`,
@@ -15,9 +15,9 @@ const LINK_PATTERN = new RegExp(
   'giu',
 );
 
-const EMAIL_PATTERN = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
+export const EMAIL_PATTERN = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
 
-const MARKUP_LINK_PATTERN = /<a\s[^>]*href|\[url[=\]]|\[link[=\]]/i;
+export const MARKUP_LINK_PATTERN = /<a\s[^>]*href|\[url[=\]]|\[link[=\]]/i;
 
 /** Public URL shorteners: their links hide where they go. */
 const SHORTENER_HOSTS = new Set([

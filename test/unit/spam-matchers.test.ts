@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ODD_CASE } from '../../src/spam/case-fold.js';
-import { findLinks } from '../../src/spam/links.js';
+import { EMAIL_PATTERN, findEmailAddresses, findLinks, hasMarkupLink, LINK_PATTERN, MARKUP_LINK_PATTERN } from '../../src/spam/links.js';
 import { joinSpeltOut } from '../../src/spam/obfuscation.js';
 import { PITCH, STRONG, WEAK } from '../../src/spam/phrase-lists.js';
 import { findSpamPhrases } from '../../src/spam/phrases.js';
@@ -33,7 +33,23 @@ function referencePhrases(text: string): string[] {
 }
 
 const ODD = ['ſ', 'İ', 'ς', 'K', 'ᲀ', 'µ', 'Σ', 'ß', 'ẞ'];
-const pieces = [...PHRASES, ...PLAIN_TOPIC_WORDS, 'web site', 'pages', 'EC', 'ios', 'www.a.com', 'bit.ly/x', 'a@b.com', 'S.E.O', 'b-a-c-k'];
+const pieces = [
+  ...PHRASES,
+  ...PLAIN_TOPIC_WORDS,
+  'web site',
+  'pages',
+  'EC',
+  'ios',
+  'WWW.',
+  'a.com',
+  'http://',
+  'bit.ly/x',
+  'a@b.com',
+  '<a href',
+  '[url=',
+  'S.E.O',
+  'b-a-c-k',
+];
 const piece = fc.oneof(
   fc.constantFrom(...pieces).map((text) => text.toUpperCase()),
   fc.constantFrom(...pieces),
@@ -68,8 +84,9 @@ describe('the fast matchers, for any text', () => {
     fc.assert(
       fc.property(text, (anyText) => {
         expect(joinSpeltOut(anyText).text).toBe(anyText.replace(spelt, (run) => run.replace(/[^a-z]/giu, '')));
-        const withLinks = `${anyText} www.x.io`;
-        expect(findLinks(withLinks).length).toBeGreaterThan(0);
+        expect(findLinks(anyText)).toEqual(anyText.replace(EMAIL_PATTERN, ' ').match(LINK_PATTERN) ?? []);
+        expect(findEmailAddresses(anyText)).toEqual(anyText.match(EMAIL_PATTERN) ?? []);
+        expect(hasMarkupLink(anyText)).toBe(MARKUP_LINK_PATTERN.test(anyText));
       }),
       { numRuns: 300 },
     );
