@@ -6,7 +6,9 @@ import { IDENTITY_ASSERTION_TTL_SECONDS } from './auth/service.js';
 import { type RetentionConfig, retentionCutoff } from './config/retention.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from './inquiries/service.js';
 import { IN_PROCESS, inChunks } from './storage/bulk.js';
+import { SESSION_IDLE_MS } from './inbox/access.js';
 import type { RetentionBatch, RetentionKind, Store } from './storage/ports.js';
+import type { InboxStore } from './storage/ports-inbox.js';
 
 export const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -25,6 +27,8 @@ export type Deleted = Partial<Record<RetentionKind, number>>;
 export interface MaintenanceDeps {
   readonly store: Pick<Store, 'idempotency' | 'retention' | 'proofs'>;
   readonly retention: RetentionConfig;
+  /** The inbox's sign-in links and sessions: those expired are deleted. */
+  readonly inbox?: Pick<InboxStore, 'purgeExpired'>;
   readonly now: () => Date;
   readonly logger: Pick<Logger, 'info' | 'debug' | 'warn'>;
   /** Told what each run deleted (the metrics count it). */
@@ -33,7 +37,7 @@ export interface MaintenanceDeps {
 
 export type Maintenance = ReturnType<typeof createMaintenance>;
 
-export function createMaintenance({ store, retention, now, logger, onDeleted }: MaintenanceDeps) {
+export function createMaintenance({ store, inbox, retention, now, logger, onDeleted }: MaintenanceDeps) {
   let running: Promise<Deleted> | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -72,6 +76,7 @@ export function createMaintenance({ store, retention, now, logger, onDeleted }: 
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteSpentClients(cutoffs, limit));
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteExpiredClaims(before(AUTH_GRACE_MS), limit));
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteExpiredTokenRecords(at, limit));
+    await inbox?.purgeExpired(at, before(SESSION_IDLE_MS)); // links past their 15 minutes, sessions ended
     await store.proofs.purgeExpired(at); // proofs of work whose challenge expired: a replay of them is stale anyway
     return deleted;
   }

@@ -9,7 +9,9 @@ import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js
 import { SOURCE_NAMES } from '../inquiries/source.js';
 import type { PersonalDataStore } from '../storage/personal-data-ports.js';
 import type { DeliveryRecord, InquiryJudgement, InquiryRecord, Store } from '../storage/ports.js';
-import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
+import { csvRecord, deliveryCsvCell } from '../inquiries/export-format.js';
+import { deliverySummary } from '../inquiries/export-format.js';
+import { iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;

@@ -9,7 +9,8 @@ import { digest } from './digest.js';
 import { systemErrorText } from './format.js';
 import { type Inbox, InboxError, openInbox } from './inbox.js';
 import { erase, exportPersonalData } from './personal-data.js';
-import { configuredChannels, moveInquiry, verdictReference } from './verdicts.js';
+import { configuredChannels } from '../inquiries/verdicts.js';
+import { moveInquiry, verdictReference } from './verdicts.js';
 
 const USAGE = `Usage: studio-inquiry <command> [options]
 

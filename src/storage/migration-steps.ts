@@ -1,6 +1,7 @@
 // The schema's migrations, in order of their names: each one step of the schema, written with
 // Kysely's schema builder and portable types so that SQLite and PostgreSQL share them. Run by migrations.ts.
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
+import { INBOX_MIGRATIONS } from './migration-steps-inbox.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '001_inquiries_and_outbox': {
@@ -384,4 +385,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('inquiries').addColumn('source', 'text').execute();
     },
   },
+  ...INBOX_MIGRATIONS,
 };

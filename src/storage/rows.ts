@@ -1,8 +1,9 @@
 // Rows as the tables hold them and records as the domain sees them: the conversions between the two.
+import type { Selectable } from 'kysely';
 import type { DeliveryAttempt, DeliveryRecord, IdempotencyEntry, InquiryJudgement, InquiryRecord, NewInquiry } from './ports.js';
 import type { Database, IdempotencyKeysTable, NewInquiryRow } from './schema.js';
 
-type InquiryRow = Database['inquiries'];
+type InquiryRow = Selectable<Database['inquiries']>;
 type DeliveryRow = Database['deliveries'];
 
 /** What an inquiry judged by no rule is: the inbox (the filter off, or stored before it). */

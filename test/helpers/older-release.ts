@@ -1,6 +1,6 @@
 // Takes a test database back to the schema an older release left: each migration's changes undone,
 // newest first, and its record removed, so that the next start runs them again as an upgrade.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 type Undo = (db: Kysely<unknown>) => Promise<void>;
 
@@ -22,6 +22,30 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  [
+    '023_inbox_search',
+    async (db) => {
+      if (db.getExecutor().adapter instanceof PostgresAdapter) return dropIndexes('inquiries_search')(db);
+      await sql`drop trigger inquiries_search_insert`.execute(db);
+      await sql`drop trigger inquiries_search_delete`.execute(db);
+      await dropTable('inquiries_search')(db);
+      await dropTable('inquiry_search_ids')(db);
+    },
+  ],
+  [
+    '022_inbox_states',
+    async (db) => {
+      await dropIndexes('inquiries_inbox_listing')(db);
+      await dropColumns('inquiries', 'inbox_state')(db);
+    },
+  ],
+  [
+    '021_inbox_sign_in',
+    async (db) => {
+      await dropTable('inbox_sessions')(db);
+      await dropTable('inbox_links')(db);
+    },
+  ],
   ['020_inquiry_sources', dropColumns('inquiries', 'source')],
   ['019_inquiry_releases', dropColumns('inquiries', 'released_at')],
   [

@@ -68,6 +68,9 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '018_personal_data_by_address',
       '019_inquiry_releases',
       '020_inquiry_sources',
+      '021_inbox_sign_in',
+      '022_inbox_states',
+      '023_inbox_search',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();
