@@ -4,9 +4,9 @@
 import type { Logger } from 'pino';
 import { IDENTITY_ASSERTION_TTL_SECONDS } from './auth/service.js';
 import { type RetentionConfig, retentionCutoff } from './config/retention.js';
+import { SESSION_IDLE_MS } from './inbox/access.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from './inquiries/service.js';
 import { IN_PROCESS, inChunks } from './storage/bulk.js';
-import { SESSION_IDLE_MS } from './inbox/access.js';
 import type { RetentionBatch, RetentionKind, Store } from './storage/ports.js';
 import type { InboxStore } from './storage/ports-inbox.js';
 

@@ -16,7 +16,8 @@ export function parseInboxUsers(value: string | undefined, inquiryTo: string | u
   if (list === undefined) return null;
   const users = list.split(',').map((entry) => entry.trim());
   for (const user of users) {
-    if (!EMAIL_ADDRESS.test(user)) throw new ConfigError(value === undefined ? 'INQUIRY_TO' : 'INBOX_USERS', `"${user}" is not an email address`);
+    if (!EMAIL_ADDRESS.test(user))
+      throw new ConfigError(value === undefined ? 'INQUIRY_TO' : 'INBOX_USERS', `"${user}" is not an email address`);
   }
   return Object.freeze({ users: Object.freeze([...new Set(users.map((user) => user.toLowerCase()))]) });
 }

@@ -1,8 +1,8 @@
 // Who may use the inbox (docs/inbox.md): a one-time sign-in link mailed through the outbox, or
 // printed by `studio-inquiry inbox-link`, opens a session stored server-side and revocable.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import type { InboxSessionRecord, InboxStore } from '../storage/ports-inbox.js';
 import type { Store } from '../storage/ports.js';
+import type { InboxSessionRecord, InboxStore } from '../storage/ports-inbox.js';
 import { linkPlaceholder, linkToken, randomSecret, secretHash } from './link-token.js';
 
 export const LINK_TTL_MS = 15 * 60_000;
@@ -71,7 +71,10 @@ export function createAccess(deps: AccessDeps) {
       const { nonce, placeholder } = linkPlaceholder();
       const channel = deps.emailChannel;
       await deps.store.transaction(async (tx) => {
-        await deps.inbox.insertLink({ tokenHash: secretHash(linkToken(deps.linkKey, nonce)), email, createdAt: at, expiresAt: new Date(at.getTime() + LINK_TTL_MS) }, tx);
+        await deps.inbox.insertLink(
+          { tokenHash: secretHash(linkToken(deps.linkKey, nonce)), email, createdAt: at, expiresAt: new Date(at.getTime() + LINK_TTL_MS) },
+          tx,
+        );
         await deps.store.outbox.enqueueMessage({ id: randomUUID(), to: email, ...signInMail(deps, placeholder) }, channel, at, tx);
       });
       deps.onQueued?.();

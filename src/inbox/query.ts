@@ -22,7 +22,11 @@ export interface ListRequest {
 
 /** The words a search text holds: runs of letters and digits, as both indexes split text. */
 export function searchWords(text: string): string[] {
-  const words = text.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    text
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words)].slice(0, MAX_WORDS).map((word) => word.slice(0, MAX_WORD_LENGTH));
 }
 
@@ -66,7 +70,7 @@ export function inboxQuery(request: ListRequest, limit = PAGE_SIZE): InboxQuery 
 export const cursorOf = ({ receivedAt, reference }: { receivedAt: Date; reference: string }) => `${receivedAt.getTime()}.${reference}`;
 
 /** The address's query string for a request (empty values left out). */
-export function listSearch(request: Partial<ListRequest>): string {
+export function listSearch(request: Readonly<Record<string, string | undefined>>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(request)) if (value && !(name === 'status' && value === 'inbox')) params.set(name, value);
   const search = params.toString();

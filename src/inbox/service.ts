@@ -1,8 +1,9 @@
 // What the inbox does with inquiries (docs/inbox.md), for its HTTP door: the listing, one inquiry in
 // full, its state, spam / not spam, requeue, erase and export. The same domain code as the CLI's.
+
+import { type MoveOutcome, moveInquiry } from '../inquiries/verdicts.js';
 import { type EraseOutcome, erasePerson } from '../personal-data/erase.js';
 import { senderOf } from '../personal-data/subject.js';
-import { moveInquiry, type MoveOutcome } from '../inquiries/verdicts.js';
 import type { PersonalDataStore } from '../storage/personal-data-ports.js';
 import type { DeliveryAttempt, DeliveryRecord, InquiryVerdict, Store } from '../storage/ports.js';
 import type { DailyCount, InboxEntry, InboxInquiry, InboxQuery, InboxState, InboxStore } from '../storage/ports-inbox.js';
@@ -41,7 +42,10 @@ export function createInboxService(deps: InboxServiceDeps) {
 
   async function withDeliveries(entries: readonly InboxEntry[]): Promise<ListedInquiry[]> {
     const deliveries = await deps.store.outbox.forReferences(entries.map((entry) => entry.inquiry.reference));
-    return entries.map((entry) => ({ ...entry, deliveries: deliveries.filter((delivery) => delivery.reference === entry.inquiry.reference) }));
+    return entries.map((entry) => ({
+      ...entry,
+      deliveries: deliveries.filter((delivery) => delivery.reference === entry.inquiry.reference),
+    }));
   }
 
   return {
@@ -51,7 +55,9 @@ export function createInboxService(deps: InboxServiceDeps) {
       const inquiry = await deps.inbox.find(reference);
       if (!inquiry) return undefined;
       const attempts = new Map(
-        await Promise.all(inquiry.deliveries.map(async (delivery) => [delivery.id, await deps.store.outbox.attempts(delivery.id)] as const)),
+        await Promise.all(
+          inquiry.deliveries.map(async (delivery) => [delivery.id, await deps.store.outbox.attempts(delivery.id)] as const),
+        ),
       );
       return { ...inquiry, attempts };
     },

@@ -1,6 +1,6 @@
 // The formats inquiries are exported in, shared by the CLI's export and the inbox's: a delivery
 // summary per inquiry, and CSV (RFC 4180) guarded against formula injection.
-import type { DeliveryRecord } from '../storage/ports.js';
+import type { DeliveryRecord, InquiryRecord } from '../storage/ports.js';
 
 /**
  * `email:succeeded webhook:pending(3)`: each channel's status, with the number of attempts made
@@ -39,4 +39,13 @@ export function csvField(value: string | null): string {
 /** One CSV record, ended with CRLF as RFC 4180 asks. */
 export function csvRecord(values: readonly (string | null)[]): string {
   return `${values.map(csvField).join(',')}\r\n`;
+}
+
+/** The columns of an export as CSV (the CLI's adds the verdict after them, the inbox's the status and source). */
+export const CSV_HEADER = ['reference', 'receivedAt', 'firstName', 'lastName', 'email', 'company', 'message', 'clientId', 'deliveries'];
+
+/** An inquiry's values under CSV_HEADER. */
+export function csvValues(inquiry: InquiryRecord, deliveries: readonly DeliveryRecord[]): (string | null)[] {
+  const { reference, receivedAt, firstName, lastName, email, company, message, clientId } = inquiry;
+  return [reference, receivedAt.toISOString(), firstName, lastName, email, company, message, clientId, deliveryCsvCell(deliveries)];
 }

@@ -50,7 +50,8 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
 
   const matching = (words: readonly string[]) => (eb: ExpressionBuilder<Database, 'inquiries'>) => {
     const query = searchQuery(dialect, words);
-    if (dialect === 'postgres') return sql<boolean>`${sql.raw(POSTGRES_SEARCH_VECTOR_SQL.replace(/\b(first_name|last_name|email|company|message)\b/g, 'inquiries.$1'))} @@ to_tsquery('simple', ${query})`;
+    if (dialect === 'postgres')
+      return sql<boolean>`${sql.raw(POSTGRES_SEARCH_VECTOR_SQL.replace(/\b(first_name|last_name|email|company|message)\b/g, 'inquiries.$1'))} @@ to_tsquery('simple', ${query})`;
     return eb(
       'inquiries.reference',
       'in',
@@ -80,7 +81,11 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
       return Number(row.count);
     },
     async takeLink(tokenHash, now) {
-      const row = await db.deleteFrom('inbox_links').where('token_hash', '=', tokenHash).returning(['email', 'expires_at']).executeTakeFirst();
+      const row = await db
+        .deleteFrom('inbox_links')
+        .where('token_hash', '=', tokenHash)
+        .returning(['email', 'expires_at'])
+        .executeTakeFirst();
       return row && Number(row.expires_at) > now.getTime() ? row.email : undefined;
     },
     async insertSession(session) {
@@ -158,4 +163,3 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
     },
   };
 }
-

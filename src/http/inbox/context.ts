@@ -1,0 +1,81 @@
+// What the inbox's handlers share: the page context, the session from the cookie, HTML answers that
+// no shared cache keeps, and the checks every state-changing request passes (Origin, CSRF token).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Access, type InboxSession, sameToken } from '../../inbox/access.js';
+import type { InboxService } from '../../inbox/service.js';
+import type { StudioProfile } from '../../studio/profile.js';
+import type { InboxAssets, PageContext } from '../../web/inbox/layout.js';
+import { messagePage } from '../../web/inbox/layout.js';
+import { signInForm } from '../../web/inbox/sign-in.js';
+import { readCookie, type SessionCookie } from './cookies.js';
+
+export interface InboxHttp {
+  readonly access: Access;
+  readonly service: InboxService;
+  readonly profile: StudioProfile;
+  /** The inbox's path (base path of PUBLIC_URL + /inbox). */
+  readonly root: string;
+  /** PUBLIC_URL's origin: a state-changing request must come from a page of it. */
+  readonly origin: string;
+  readonly cookie: SessionCookie;
+  readonly assets: InboxAssets;
+}
+
+/** The context pages render with, for the signed-in session if any. */
+export function pageContext(http: InboxHttp, session?: InboxSession): PageContext {
+  return {
+    root: http.root,
+    studioName: http.profile.name,
+    assets: http.assets,
+    ...(session && { user: { email: session.email, csrfToken: session.csrfToken } }),
+  };
+}
+
+/** An HTML answer (every inbox answer is private, never stored, and not indexed). */
+export function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+export const sessionOf = (http: InboxHttp, request: FastifyRequest) => http.access.session(readCookie(request, http.cookie));
+
+/** The session, or the sign-in page answered 401 (undefined then). */
+export async function requireSession(http: InboxHttp, request: FastifyRequest, reply: FastifyReply): Promise<InboxSession | undefined> {
+  const session = await sessionOf(http, request);
+  if (session === undefined) sendHtml(reply, 401, signInForm(pageContext(http), 'Your session has ended, or you have not signed in yet.'));
+  return session;
+}
+
+/** Whether a request comes from a page of the inbox's own origin (Fetch: browsers send Origin with every POST). */
+export function sameOrigin(http: InboxHttp, request: FastifyRequest): boolean {
+  return request.headers.origin === http.origin;
+}
+
+export function refuseForeign(http: InboxHttp, reply: FastifyReply, session?: InboxSession): FastifyReply {
+  const text = 'This request did not come from a page of this inbox, so nothing was changed. Go back to the inbox and try again.';
+  return sendHtml(
+    reply,
+    403,
+    messagePage(pageContext(http, session), 'Request refused', text, `<p><a href="${http.root}">Back to the inbox</a></p>`),
+  );
+}
+
+/** The session of a state-changing request from its own origin with its CSRF token; otherwise answered (401 or 403) and undefined. */
+export async function guardChange(http: InboxHttp, request: FastifyRequest, reply: FastifyReply): Promise<InboxSession | undefined> {
+  if (!sameOrigin(http, request)) {
+    refuseForeign(http, reply);
+    return undefined;
+  }
+  const session = await requireSession(http, request, reply);
+  if (session === undefined) return undefined;
+  if (!sameToken(formField(request, '_csrf'), session.csrfToken)) {
+    refuseForeign(http, reply, session);
+    return undefined;
+  }
+  return session;
+}
+
+/** A field of the urlencoded form body (the last one of a name given twice is ignored: the first counts). */
+export function formField(request: FastifyRequest, name: string): string | undefined {
+  const body = request.body;
+  return body instanceof URLSearchParams ? (body.get(name) ?? undefined) : undefined;
+}
