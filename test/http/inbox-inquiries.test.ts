@@ -91,6 +91,18 @@ describe('the list', () => {
     expect(older.body).toContain('>Newest</a>');
   });
 
+  it('charts the last 90 days by source with the numbers as text and as a table', async () => {
+    const page = await get('/inbox/overview');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(/<svg class="chart" viewBox="0 0 900 260" role="img" aria-labelledby="chart-title chart-desc"/);
+    expect(page.body).toContain('<title id="chart-title">Inquiries per day, last 90 days, by source</title>');
+    expect(page.body).toContain('3 inquiries from');
+    expect(page.body).toContain('0 through the contact page, 3 through the HTTP API');
+    const today = new Date().toISOString().slice(0, 10);
+    expect(page.body).toContain(`<tr><th scope="row">${today}</th><td>0</td><td>3</td><td>0</td><td>0</td><td>3</td></tr>`);
+    expect((page.body.match(/<rect /g) ?? []).length).toBe(1);
+  });
+
   it('refuses what it does not understand with a 400 page', async () => {
     for (const query of ['status=deleted', 'source=fax', 'after=yesterday', 'colour=red', 'q=a&q=b', `q=${'x'.repeat(201)}`]) {
       const page = await get(`/inbox?${query}`);

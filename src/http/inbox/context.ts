@@ -19,6 +19,8 @@ export interface InboxHttp {
   readonly origin: string;
   readonly cookie: SessionCookie;
   readonly assets: InboxAssets;
+  /** The overview's delivery health, as HTML. */
+  readonly health: () => Promise<string>;
 }
 
 /** The context pages render with, for the signed-in session if any. */

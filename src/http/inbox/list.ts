@@ -7,6 +7,7 @@ import type { ListedInquiry } from '../../inbox/service.js';
 import { CSV_HEADER, csvRecord, csvValues } from '../../inquiries/export-format.js';
 import { messagePage } from '../../web/inbox/layout.js';
 import { listPage, listRow } from '../../web/inbox/list.js';
+import { overviewPage } from '../../web/inbox/overview.js';
 import { signInForm } from '../../web/inbox/sign-in.js';
 import { type InboxHttp, pageContext, requireSession, sendHtml, sessionOf } from './context.js';
 
@@ -35,6 +36,13 @@ export function listRoutes(app: FastifyInstance, http: InboxHttp, banner: () => 
     if ('problem' in parsed) return sendHtml(reply, 400, badRequest(parsed.problem));
     const rows = await http.service.list(inboxQuery(parsed));
     return sendHtml(reply, 200, listPage(pageContext(http, session), parsed, rows, await banner()));
+  });
+
+  app.get('/inbox/overview', async (request, reply) => {
+    const session = await requireSession(http, request, reply);
+    if (session === undefined) return reply;
+    const [perDay, health] = await Promise.all([http.service.perDay(), http.health()]);
+    return sendHtml(reply, 200, overviewPage(pageContext(http, session), perDay, health, await banner()));
   });
 
   app.get('/inbox/updates', async (request, reply) => {

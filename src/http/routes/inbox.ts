@@ -26,6 +26,8 @@ export interface InboxRouteOptions {
   readonly service: InboxService;
   /** Sign-in requests per client address (SIGN_IN_RATE_LIMIT unless given). */
   readonly signInLimit?: { readonly max: number; readonly timeWindow: number };
+  /** The overview's delivery health, as HTML. */
+  readonly health?: () => Promise<string>;
   /** The delivery alerts shown above every page (empty when none). */
   readonly banner?: () => Promise<string>;
 }
@@ -49,6 +51,7 @@ export async function inboxRoutes(app: FastifyInstance, options: InboxRouteOptio
     origin: new URL(options.config.publicUrl).origin,
     cookie: sessionCookie(options.config.publicUrl, root),
     assets: { css: assetUrl('inbox.css'), js: assetUrl('inbox.js') },
+    health: options.health ?? (async () => '<p>Delivery health is not available.</p>'),
   };
   const banner = options.banner ?? (async () => '');
 
