@@ -53,6 +53,10 @@ describe('before signing in', () => {
       payload: form({ email: 'a@b.c' }),
     });
     expect(none.statusCode).toBe(403);
+    const cross = await post('/inbox/sign-in', { email: 'a@b.c' }, { origin: 'null', 'sec-fetch-site': 'cross-site' });
+    expect(cross.statusCode).toBe(403);
+    // A browser's own page under Referrer-Policy: no-referrer sends Origin "null", and says same-origin by Fetch Metadata.
+    expect((await post('/inbox/sign-in', { email: 'a@b.c' }, { origin: 'null', 'sec-fetch-site': 'same-origin' })).statusCode).toBe(200);
     expect((await post('/inbox/sign-in', { email: 'not an address' })).statusCode).toBe(400);
   });
 

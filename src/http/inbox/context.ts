@@ -47,9 +47,15 @@ export async function requireSession(http: InboxHttp, request: FastifyRequest, r
   return session;
 }
 
-/** Whether a request comes from a page of the inbox's own origin (Fetch: browsers send Origin with every POST). */
+/**
+ * Whether a request comes from a page of the inbox's own origin: its Origin, or where the page's
+ * Referrer-Policy (no-referrer) makes the browser send "null", its Sec-Fetch-Site (Fetch Metadata),
+ * a header no script can set.
+ */
 export function sameOrigin(http: InboxHttp, request: FastifyRequest): boolean {
-  return request.headers.origin === http.origin;
+  const { origin } = request.headers;
+  if (origin === http.origin) return true;
+  return (origin === undefined || origin === 'null') && request.headers['sec-fetch-site'] === 'same-origin';
 }
 
 export function refuseForeign(http: InboxHttp, reply: FastifyReply, session?: InboxSession): FastifyReply {

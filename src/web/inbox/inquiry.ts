@@ -37,7 +37,7 @@ function deliverySection(delivery: DeliveryRecord, attempts: readonly DeliveryAt
   const table =
     attempts.length === 0
       ? '<p class="muted">No attempt yet.</p>'
-      : `<div class="table-scroll" role="region" aria-labelledby="${id}" tabindex="0"><table class="attempts">
+      : `<div class="table-scroll" role="region" aria-label="Attempts of the ${e(delivery.channel)} delivery" tabindex="0"><table class="attempts">
 <thead><tr><th scope="col">Attempt</th><th scope="col">Time</th><th scope="col">Outcome</th><th scope="col">Took</th><th scope="col">Error</th></tr></thead>
 <tbody>${attempts.map(attemptRow).join('')}</tbody></table></div>`;
   return `<section class="delivery-block" aria-labelledby="${id}">
