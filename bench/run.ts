@@ -444,37 +444,46 @@ async function waitForDelivery(
 
 /**
  * The spam filter's cost: contact loads alternating between two fresh services alike but for
- * SPAM_FILTER, each load starting with an empty outbox; the best of each compared. Returns a table row.
+ * SPAM_FILTER, the order swapped each round, each load starting once both outboxes are empty (the
+ * other twin mailing a backlog would compete for the cores); the best of each compared. A table row.
  */
 async function measureFilterCost(on: Twin, off: Twin): Promise<[string, string, string, string]> {
   const sides = [
-    { name: 'off', twin: off, accepted: new Set<string>(), rates: [] as number[] },
-    { name: 'on', twin: on, accepted: new Set<string>(), rates: [] as number[] },
+    { name: 'off', twin: off, accepted: new Set<string>(), rates: [] as number[], cpu: [] as number[] },
+    { name: 'on', twin: on, accepted: new Set<string>(), rates: [] as number[], cpu: [] as number[] },
   ];
+  const drainBoth = async () => {
+    for (const { twin, accepted } of sides) {
+      if (!(await waitForDelivery(twin.mailbox, twin.server, accepted, DRAIN_TIMEOUT_MS))) throw new Error('a load was not delivered');
+    }
+  };
   for (const { name, twin, accepted } of sides) {
     progress(`spam filter: warm-up ${WARMUP_SECONDS} s on the twin with the filter ${name}`);
     await measureContact(twin.server, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);
   }
   for (let round = 1; round <= SPAM_ROUNDS; round++) {
-    for (const { name, twin, accepted, rates } of sides) {
-      if (!(await waitForDelivery(twin.mailbox, twin.server, accepted, DRAIN_TIMEOUT_MS))) throw new Error('a load was not delivered');
+    for (const { name, twin, accepted, rates, cpu } of round % 2 === 1 ? sides : [...sides].reverse()) {
+      await drainBoth();
       const result = await measureContact(twin.server, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
       rates.push(result.acceptedPerS);
-      progress(`spam filter round ${round}, filter ${name}: ${fmt(result.acceptedPerS)} accepted/s (non-2xx ${result.non2xx})`);
+      if (result.cpuUsPerInquiry !== undefined) cpu.push(result.cpuUsPerInquiry);
+      progress(
+        `spam filter round ${round}, filter ${name}: ${fmt(result.acceptedPerS)} accepted/s, ${fmtUs(result.cpuUsPerInquiry)} CPU/inquiry (non-2xx ${result.non2xx})`,
+      );
     }
   }
-  for (const { twin, accepted } of sides) {
-    if (!(await waitForDelivery(twin.mailbox, twin.server, accepted, DRAIN_TIMEOUT_MS))) throw new Error('a load was not delivered');
-  }
-  const [offRates, onRates] = sides.map((side) => side.rates);
-  const bestOn = Math.max(...(onRates ?? []));
-  const bestOff = Math.max(...(offRates ?? []));
+  await drainBoth();
+  const [offSide, onSide] = sides;
+  const bestOn = Math.max(...(onSide?.rates ?? []));
+  const bestOff = Math.max(...(offSide?.rates ?? []));
   const ratio = bestOn / bestOff;
+  const rounds = (rates: readonly number[] = []) => rates.map(fmt).join(', ');
   return [
     `POST /api/contact accepted/s, spam filter on / off (two fresh twins, best of ${SPAM_ROUNDS} each, alternating)`,
     `${fmt(bestOn)} / ${fmt(bestOff)}`,
     `on ≥ ${TARGET_FILTER_RATIO * 100} % of off`,
-    `${verdict(ratio >= TARGET_FILTER_RATIO)}; ${(ratio * 100).toFixed(0)} %; rounds on: ${(onRates ?? []).map(fmt).join(', ')}; off: ${(offRates ?? []).map(fmt).join(', ')}; every load delivered`,
+    `${verdict(ratio >= TARGET_FILTER_RATIO)}; ${(ratio * 100).toFixed(0)} %; rounds on: ${rounds(onSide?.rates)}; off: ${rounds(offSide?.rates)}; ` +
+      `service CPU/inquiry on ${fmtUs(median(onSide?.cpu ?? []))}, off ${fmtUs(median(offSide?.cpu ?? []))}; every load delivered`,
   ];
 }
 

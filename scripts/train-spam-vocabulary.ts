@@ -3,8 +3,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { vocabularyOf } from '../src/spam/vocabulary.js';
 
-export const TUNING_BRIEFS = ['briefs', 'briefs-2', 'briefs-3', 'briefs-4', 'briefs-5', 'briefs-6', 'briefs-7'];
-export const TUNING_SPAM = ['spam', 'spam-2', 'spam-3', 'spam-4', 'spam-5', 'spam-6', 'spam-7'];
+export const TUNING_BRIEFS = ['briefs', ...[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13].map((n) => `briefs-${n}`)];
+export const TUNING_SPAM = ['spam', ...[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13].map((n) => `spam-${n}`)];
 /** Words seen fewer times than this in both corpora together say nothing general. */
 const MIN_COUNT = 2;
 

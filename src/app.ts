@@ -9,11 +9,13 @@ import type { Logger } from 'pino';
 import type { SigningKeys } from './auth/keys.js';
 import { authFeatures } from './auth/metadata.js';
 import type { AgentAuth } from './auth/service.js';
+import type { SignIn } from './auth/sign-in.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
+import { corsOptions } from './http/cors.js';
 import { registerJsonParser } from './http/json-body.js';
 import { problem, registerProblemHandlers, sendError, sendProblemFor } from './http/problems.js';
-import { answerPublicPreflight, isPublicDocument, PREFLIGHT_MAX_AGE_SECONDS } from './http/public-documents.js';
+import { answerPublicPreflight, isPublicDocument } from './http/public-documents.js';
 import { RawAnswers, REQUEST_TIMEOUT_MS, serverTimeouts } from './http/raw-server.js';
 import { type AuthRateLimits, agentAuthRoutes } from './http/routes/agent-auth.js';
 import { authMdRoute } from './http/routes/auth-md.js';
@@ -24,6 +26,7 @@ import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
 import { inboxRoutes } from './http/routes/inbox.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { countRequests, metricsRoute, UNMATCHED_ROUTE } from './http/routes/metrics.js';
+import { oauthRoutes } from './http/routes/oauth.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { websiteRoutes } from './http/routes/website.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -44,6 +47,8 @@ export interface AppDeps {
   readonly store: Store;
   readonly keys: SigningKeys;
   readonly auth: AgentAuth;
+  /** The authorization-code flow (src/auth/sign-in.ts). */
+  readonly signIn: SignIn;
   readonly inquiries: InquiryService;
   /** The contact page's proof of work (src/spam/proof-of-work.ts). */
   readonly proofOfWork: ProofOfWork;
@@ -65,8 +70,8 @@ export interface AppDeps {
 
 /** The app's dependencies from the configuration and the services (for the entry point and tests alike). */
 export function appDeps(base: Pick<AppDeps, 'config' | 'logger' | 'profile'>, services: Services): AppDeps {
-  const { store, keys, auth, inquiries, proofOfWork, metrics, redis, inbox } = services;
-  return { ...base, store, keys, auth, inquiries, proofOfWork, metrics, redis, inbox };
+  const { store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis, inbox } = services;
+  return { ...base, store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis, inbox };
 }
 
 export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;
@@ -81,7 +86,6 @@ const EXPOSED_HEADERS = [
   'X-Request-Id',
   'Idempotent-Replayed',
   'Inquiry-Outcome',
-  'Mcp-Session-Id',
 ];
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -180,23 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
-  await app.register(cors, {
-    origin: config.corsOrigins === '*' ? '*' : [...config.corsOrigins],
-    methods: ['GET', 'POST', 'DELETE'],
-    // Altcha and Honeypot: the contact page's signals (docs/api.md), which a page of an allowed origin may send too.
-    allowedHeaders: [
-      'Content-Type',
-      'Authorization',
-      'Idempotency-Key',
-      'Altcha',
-      'Honeypot',
-      'Mcp-Protocol-Version',
-      'Mcp-Session-Id',
-      'Last-Event-ID',
-    ],
-    exposedHeaders: EXPOSED_HEADERS,
-    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-  });
+  await app.register(cors, corsOptions(config.corsOrigins, EXPOSED_HEADERS));
   // Limits are set per route (global: false); the draft IETF RateLimit-* headers are sent.
   await app.register(rateLimit, {
     global: false,
@@ -229,7 +217,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One allowance per client for both doors an inquiry comes in by.
   const limiter = createWindowLimiter(config.rateLimitInquiries, deps.redis ?? null);
   await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth, limiter });
-  await app.register(agentAuthRoutes, { auth: deps.auth, ...(deps.authRateLimits && { limits: deps.authRateLimits }) });
+  await app.register(agentAuthRoutes, {
+    auth: deps.auth,
+    oauthTokens: deps.signIn.tokens,
+    ...(deps.authRateLimits && { limits: deps.authRateLimits }),
+  });
+  if (features.emailEnabled) {
+    await app.register(oauthRoutes, {
+      publicUrl: config.publicUrl,
+      studioName: deps.profile.name,
+      clients: deps.signIn.clients,
+      authorizations: deps.signIn.authorizations,
+      contentSecurityPolicy: headers['content-security-policy'] ?? '',
+      ...(deps.authRateLimits && { limits: deps.authRateLimits }),
+    });
+  }
   await app.register(contactRoute, {
     auth: deps.auth,
     resourceMetadataUrl: authUrls(config.publicUrl).protectedResourceMetadata,

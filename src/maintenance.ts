@@ -2,6 +2,7 @@
 // and deletes what is no longer kept (docs/operations.md, "Personal data"): inquiries past
 // RETENTION_INBOX or RETENTION_SPAM, finished service mail, and agent-auth records that have served.
 import type { Logger } from 'pino';
+import { REFRESH_TOKEN_TTL_MS } from './auth/oauth-tokens.js';
 import { IDENTITY_ASSERTION_TTL_SECONDS } from './auth/service.js';
 import { type RetentionConfig, retentionCutoff } from './config/retention.js';
 import { SESSION_IDLE_MS } from './inbox/access.js';
@@ -76,6 +77,13 @@ export function createMaintenance({ store, inbox, retention, now, logger, onDele
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteSpentClients(cutoffs, limit));
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteExpiredClaims(before(AUTH_GRACE_MS), limit));
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteExpiredTokenRecords(at, limit));
+    // Sign-ins (OAuth): a registration never used within a day is dropped; one used lives while its refresh tokens could.
+    const signIns = {
+      expiredBefore: before(AUTH_GRACE_MS),
+      unusedClientBefore: before(DAY_MS),
+      idleClientBefore: before(REFRESH_TOKEN_TTL_MS + AUTH_GRACE_MS),
+    };
+    await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteSpentSignIns(signIns, limit));
     await inbox?.purgeExpired(at, before(SESSION_IDLE_MS)); // links past their 15 minutes, sessions ended
     await store.proofs.purgeExpired(at); // proofs of work whose challenge expired: a replay of them is stale anyway
     return deleted;

@@ -6,10 +6,12 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { withCodes } from './auth/claim-code-mail.js';
 import { createClaims, OTP_DIGITS } from './auth/claims.js';
+import type { MetadataDocumentOptions } from './auth/client-metadata-document.js';
 import { createIdJagVerifier } from './auth/id-jag.js';
 import { SigningKeys } from './auth/keys.js';
-import type { SendLimit } from './auth/limits.js';
+import { CODES_PER_DOMAIN, type SendLimit } from './auth/limits.js';
 import { type AgentAuth, createAgentAuth } from './auth/service.js';
+import { createSignIn, type SignIn } from './auth/sign-in.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
 import type { RetryPolicy } from './delivery/backoff.js';
@@ -37,6 +39,8 @@ export interface Services {
   readonly store: Store;
   readonly keys: SigningKeys;
   readonly auth: AgentAuth;
+  /** The authorization-code flow: registered clients, the consent, its tokens. */
+  readonly signIn: SignIn;
   readonly channels: readonly Channel[];
   readonly worker: DeliveryWorker;
   readonly inquiries: InquiryService;
@@ -92,6 +96,8 @@ export interface ServiceOptions {
   readonly now?: () => Date;
   /** The cap on codes mailed to one domain (default CODES_PER_DOMAIN): a test not about it lifts it. */
   readonly codesPerDomain?: readonly SendLimit[];
+  /** How Client ID Metadata Documents are fetched (tests: a local https server's CA, loopback allowed). */
+  readonly clientMetadata?: MetadataDocumentOptions;
 }
 
 /**
@@ -177,6 +183,20 @@ export async function createServices(
     }),
     ...(options.now && { now: options.now }),
   });
+  const signIn = createSignIn({
+    store,
+    keys,
+    urls: authUrls(config.publicUrl),
+    studioName: profile.name,
+    now,
+    mail: {
+      emailChannel: channels.some((channel) => channel.name === 'email') ? 'email' : null,
+      codeKey,
+      caps: { serviceMailPerHour: config.serviceMailLimit, perDomain: options.codesPerDomain ?? CODES_PER_DOMAIN },
+      onCodeQueued: () => worker.wake(),
+    },
+    ...(options.clientMetadata && { clientMetadata: options.clientMetadata }),
+  });
   const inquiries = createInquiryService({
     store,
     channels: channels.map((channel) => channel.name),
@@ -234,6 +254,7 @@ export async function createServices(
     store,
     keys,
     auth,
+    signIn,
     channels,
     worker,
     inquiries,

@@ -4,6 +4,7 @@
 import { confirmationText } from '../inquiries/confirmation.js';
 import { CONTACT_BODY_LIMIT_BYTES, INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
+import { signInSection } from './auth-md-sign-in.js';
 import { OTP_MAX_FAILED_ATTEMPTS, OTP_TTL_MS } from './claims.js';
 import {
   AUTH_BODY_LIMIT_BYTES,
@@ -56,12 +57,12 @@ export function authMarkdown(
   },
 ): string {
   const contact = `${urls.issuer}/api/contact`;
-  const openIdConfiguration = `${urls.issuer}/.well-known/openid-configuration`;
   return [
     `# auth.md — ${profile.name}`,
     intro(urls, profile, contact),
     inquiries(profile, contact),
-    discovery(urls, openIdConfiguration),
+    discovery(urls),
+    ...(emailEnabled ? [signInSection(urls)] : []),
     registration(urls),
     ...(emailEnabled ? [] : [NO_EMAIL_NOTE]),
     ...(idJagEnabled ? [] : [NO_ID_JAG_NOTE]),
@@ -133,7 +134,7 @@ ${FENCE}
 | 429 | \`rate_limited\` | too many inquiries; wait \`Retry-After\` seconds |
 | 500 | \`inquiry_not_stored\`, \`internal_error\` | nothing was stored; retry with the same key |`;
 
-const discovery = (urls: AuthUrls, openIdConfiguration: string) => `## 2. Discover
+const discovery = (urls: AuthUrls) => `## 2. Discover
 
 All documents: \`GET\`, \`application/json\`, \`Access-Control-Allow-Origin: *\`, cacheable.
 
@@ -142,7 +143,7 @@ All documents: \`GET\`, \`application/json\`, \`Access-Control-Allow-Origin: *\`
 | protected resource metadata, API (RFC 9728) | \`${urls.protectedResourceMetadata}\` |
 | protected resource metadata, MCP (RFC 9728) | \`${urls.mcpProtectedResourceMetadata}\` |
 | authorization server metadata (RFC 8414) | \`${urls.authorizationServerMetadata}\` |
-| OpenID discovery (the same document) | \`${openIdConfiguration}\` |
+| protected resource metadata, MCP for signed-in people (RFC 9728) | \`${urls.mcpVerifiedProtectedResourceMetadata}\` |
 | JWKS (ES256 public keys) | \`${urls.jwksUri}\` |
 
 ${FENCE}sh

@@ -22,7 +22,7 @@ const OTP_HASH_BYTES = 32;
 const scryptAsync = promisify(scrypt) as (password: string, salt: string, keylen: number) => Promise<Buffer>;
 
 export const hashClaimToken = (token: string): string => createHash('sha256').update(token).digest('hex');
-const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
+export const hashOtp = async (otp: string, tokenHash: string): Promise<string> =>
   (await scryptAsync(otp, tokenHash, OTP_HASH_BYTES)).toString('hex');
 
 const previouslyClaimed = () => new AgentAuthError('previously_claimed', 'this registration has already been claimed', 409);

@@ -1,9 +1,15 @@
 // Errors of the agent-auth endpoints. OAuthError renders as RFC 6749 §5.2 JSON on /oauth/*;
 // AgentAuthError as problem+json with an OAuth-style `error` code on /agent/* (docs/api.md "Errors").
 
-/** RFC 6749 §5.2 (plus RFC 8707 §2 invalid_target, RFC 7009 §2.2.1 unsupported_token_type). */
+/**
+ * RFC 6749 §5.2 (plus RFC 8707 §2 invalid_target, RFC 7009 §2.2.1 unsupported_token_type, RFC 7591
+ * §3.2.2 invalid_redirect_uri and invalid_client_metadata, RFC 6585 rate_limited as a 429).
+ */
 export type OAuthErrorCode =
   | 'invalid_request'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
+  | 'unauthorized_client'
   | 'invalid_grant'
   | 'unsupported_grant_type'
   | 'invalid_scope'

@@ -4,7 +4,7 @@
 /** Registration and token bodies are small (docs/agent-auth.md). */
 export const AUTH_BODY_LIMIT_BYTES = 16 * 1024;
 export type RateLimit = { readonly max: number; readonly timeWindow: number };
-export type AuthRateLimits = Readonly<Record<'register' | 'claim' | 'token' | 'revoke', RateLimit>>;
+export type AuthRateLimits = Readonly<Record<'register' | 'claim' | 'token' | 'revoke' | 'authorize', RateLimit>>;
 
 /** Per client address. Registrations are rare; tokens last an hour, so a minute's budget is ample. */
 export const AUTH_RATE_LIMITS: AuthRateLimits = {
@@ -13,6 +13,8 @@ export const AUTH_RATE_LIMITS: AuthRateLimits = {
   claim: { max: 10, timeWindow: 15 * 60 * 1000 },
   token: { max: 60, timeWindow: 60 * 1000 },
   revoke: { max: 60, timeWindow: 60 * 1000 },
+  /** The sign-in page and its form: a person needs a handful of requests; codes have their own caps. */
+  authorize: { max: 60, timeWindow: 15 * 60 * 1000 },
 } as const;
 
 const per = (ms: number): string => (ms >= 3_600_000 ? `${ms / 3_600_000} h` : `${ms / 60_000} min`);

@@ -1,6 +1,6 @@
-// The discovery documents (docs/agent-auth.md): OAuth protected
-// resource metadata (RFC 9728), authorization server metadata (RFC 8414) with the `agent_auth` block
-// of the auth.md proposal, and the same document as OpenID discovery. All built from AuthUrls.
+// The discovery documents (docs/agent-auth.md): OAuth protected resource metadata (RFC 9728) and
+// authorization server metadata (RFC 8414) with the `agent_auth` block of the auth.md proposal.
+// All built from AuthUrls.
 import type { Config } from '../config.js';
 import type { StudioProfile } from '../studio/profile.js';
 import type { AuthUrls } from './urls.js';
@@ -15,14 +15,22 @@ export const TOKEN_TYPE_ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
 export const TOKEN_TYPE_ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 export const GRANT_PROFILE_ID_JAG = 'urn:ietf:params:oauth:grant-profile:id-jag';
 
-/** RFC 9728 §2, for the resource B/ or B/mcp. */
-export function protectedResourceMetadata(urls: AuthUrls, profile: StudioProfile, resource: 'api' | 'mcp') {
+/** The protected resources: the HTTP API, the open MCP endpoint, the MCP endpoint that requires sign-in. */
+export type ResourceName = 'api' | 'mcp' | 'mcp-verified';
+
+/** RFC 9728 §2, for the resource B/, B/mcp or B/mcp/verified. */
+export function protectedResourceMetadata(urls: AuthUrls, profile: StudioProfile, resource: ResourceName) {
+  const described = {
+    api: { uri: urls.resource, name: `${profile.name} inquiries` },
+    mcp: { uri: urls.mcpResource, name: `${profile.name} inquiry tools (MCP)` },
+    'mcp-verified': { uri: urls.mcpVerifiedResource, name: `${profile.name} inquiry tools for signed-in people (MCP)` },
+  }[resource];
   return {
-    resource: resource === 'api' ? urls.resource : urls.mcpResource,
+    resource: described.uri,
     authorization_servers: [urls.issuer],
     scopes_supported: [...SCOPES_SUPPORTED],
     bearer_methods_supported: ['header'],
-    resource_name: resource === 'api' ? `${profile.name} inquiries` : `${profile.name} inquiry tools (MCP)`,
+    resource_name: described.name,
     resource_documentation: urls.authMd,
   };
 }
@@ -44,19 +52,31 @@ export const authFeatures = (config: Pick<Config, 'smtp' | 'trustedIssuers' | 's
 });
 
 /**
- * RFC 8414 §2 (no authorization endpoint: there is none; no empty array, §3.2). Both identity types
+ * RFC 8414 §2. The authorization-code flow (a person signs in with a mailed code) only where mail
+ * can be sent; no empty array (§3.2). Both identity types
  * and ID-JAG are always offered (an untrusted issuer is refused when redeemed); verified_email only
  * where a code can be mailed. `claim_uri` stays: scanners count a method complete with it.
  */
 export function authorizationServerMetadata(urls: AuthUrls, { emailEnabled }: Pick<AuthFeatures, 'emailEnabled'>) {
   const credentialTypes = [TOKEN_TYPE_JWT];
   const assertionTypes = [TOKEN_TYPE_ID_JAG, ...(emailEnabled ? ['verified_email'] : [])];
+  const signIn = emailEnabled && {
+    authorization_endpoint: urls.authorizationEndpoint,
+    registration_endpoint: urls.registrationEndpoint,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    code_challenge_methods_supported: ['S256'],
+    client_id_metadata_document_supported: true,
+    authorization_response_iss_parameter_supported: true,
+  };
+  const signInGrants = emailEnabled ? ['authorization_code', 'refresh_token'] : [];
   return {
     issuer: urls.issuer,
+    ...signIn,
     token_endpoint: urls.tokenEndpoint,
     jwks_uri: urls.jwksUri,
     revocation_endpoint: urls.revocationEndpoint,
-    grant_types_supported: [GRANT_TYPE_JWT_BEARER, GRANT_TYPE_TOKEN_EXCHANGE],
+    grant_types_supported: [...signInGrants, GRANT_TYPE_JWT_BEARER, GRANT_TYPE_TOKEN_EXCHANGE],
     token_endpoint_auth_methods_supported: ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: [...SCOPES_SUPPORTED],

@@ -19,6 +19,7 @@ import {
   TOKEN_TYPE_ID_JAG,
   TOKEN_TYPE_JWT,
 } from './metadata.js';
+import { resourceNamed, resourcesListed } from './resources.js';
 import { anonymousRegistrationSchema, claimSchema, idJagRegistrationSchema, verifiedEmailRegistrationSchema } from './schemas.js';
 import type { AuthUrls } from './urls.js';
 
@@ -44,6 +45,15 @@ export interface AuthenticatedClient {
   readonly scope: string;
   /** Its registration was claimed: a verified email (at registration or by a claim) or ID-JAG. */
   readonly claimed: boolean;
+  /** The address its person proved with a mailed code (an OAuth sign-in or a claim), or null. */
+  readonly email: string | null;
+}
+
+/** A signed-in person behind an access token (docs/agent-auth.md, "Sign in with OAuth"). */
+export interface VerifiedPerson {
+  readonly clientId: string;
+  readonly email: string;
+  readonly scope: string;
 }
 
 export interface AgentAuthDeps {
@@ -267,12 +277,9 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
 
   function checkResource(resource: string | undefined): string {
     if (resource === undefined) return urls.resource;
-    // MCP Authorization, "Canonical Server URI": an upper-case scheme or host (and a default port,
-    // or dot segments) name the same resource.
-    const canonical = canonicalUri(resource);
-    if (canonical === canonicalUri(urls.resource) || canonical === canonicalUri(urls.issuer)) return urls.resource;
-    if (canonical === canonicalUri(urls.mcpResource)) return urls.mcpResource;
-    throw new OAuthError('invalid_target', `resource must be ${urls.resource} or ${urls.mcpResource}`);
+    const named = resourceNamed(urls, resource);
+    if (named === null) throw new OAuthError('invalid_target', `resource must be ${resourcesListed(urls)}`);
+    return named;
   }
 
   /** The client an assertion stands for: one this service issued, or a trusted ID-JAG. */
@@ -332,15 +339,22 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
       return null;
     }
     const scope = typeof payload.scope === 'string' ? payload.scope : '';
-    if (!scope.split(' ').includes(INQUIRY_WRITE_SCOPE) || typeof payload.client_id !== 'string' || !payload.jti) return null;
+    // `sub` is the agent client (an OAuth sign-in's grant; for the other grants also the client_id).
+    if (!scope.split(' ').includes(INQUIRY_WRITE_SCOPE) || typeof payload.sub !== 'string' || !payload.jti) return null;
     if (await store.isTokenRevoked(payload.jti)) return null;
-    const client = await store.findClient(payload.client_id);
+    const client = await store.findClient(payload.sub);
     if (client?.status !== 'active') return null;
     const claimed = client.registrationType === 'id-jag' || client.email !== null;
-    return { clientId: client.clientId, scope, claimed };
+    return { clientId: client.clientId, scope, claimed, email: client.email };
   }
 
-  return { register, claim, token, revoke, authenticate };
+  /** For a resource that requires sign-in: the person a valid access token stands for (a verified email), or null. */
+  async function authenticatePerson(token: string, audience: string): Promise<VerifiedPerson | null> {
+    const client = await authenticate(token, audience);
+    return client?.email ? { clientId: client.clientId, email: client.email, scope: client.scope } : null;
+  }
+
+  return { register, claim, token, revoke, authenticate, authenticatePerson };
 }
 
 function peekIssuer(token: string): string | undefined {
@@ -350,9 +364,4 @@ function peekIssuer(token: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A URI as the WHATWG URL parser writes it (RFC 3986 §6.2.2 normalised); anything else as it is. */
-function canonicalUri(value: string): string {
-  return URL.canParse(value) ? new URL(value).href : value;
 }

@@ -8,8 +8,13 @@ export interface AuthUrls {
   readonly resource: string;
   /** B/mcp: the tool server, a second resource. */
   readonly mcpResource: string;
+  /** B/mcp/verified: the tool server that requires a signed-in person. */
+  readonly mcpVerifiedResource: string;
   readonly tokenEndpoint: string;
   readonly revocationEndpoint: string;
+  /** The authorization-code flow's endpoints (RFC 6749 §3.1, RFC 7591 §3). */
+  readonly authorizationEndpoint: string;
+  readonly registrationEndpoint: string;
   readonly jwksUri: string;
   readonly registerUri: string;
   readonly claimUri: string;
@@ -17,6 +22,7 @@ export interface AuthUrls {
   readonly authMd: string;
   readonly protectedResourceMetadata: string;
   readonly mcpProtectedResourceMetadata: string;
+  readonly mcpVerifiedProtectedResourceMetadata: string;
   readonly authorizationServerMetadata: string;
 }
 
@@ -26,14 +32,18 @@ export function authUrls(publicUrl: string): AuthUrls {
     issuer: base,
     resource: `${base}/`,
     mcpResource: `${base}/mcp`,
+    mcpVerifiedResource: `${base}/mcp/verified`,
     tokenEndpoint: `${base}/oauth/token`,
     revocationEndpoint: `${base}/oauth/revoke`,
+    authorizationEndpoint: `${base}/oauth/authorize`,
+    registrationEndpoint: `${base}/oauth/register`,
     jwksUri: `${base}/.well-known/jwks.json`,
     registerUri: `${base}/agent/register`,
     claimUri: `${base}/agent/claim`,
     authMd: `${base}/auth.md`,
     protectedResourceMetadata: `${base}/.well-known/oauth-protected-resource`,
     mcpProtectedResourceMetadata: `${base}/.well-known/oauth-protected-resource/mcp`,
+    mcpVerifiedProtectedResourceMetadata: `${base}/.well-known/oauth-protected-resource/mcp/verified`,
     authorizationServerMetadata: `${base}/.well-known/oauth-authorization-server`,
   });
 }

@@ -1,21 +1,13 @@
-// The MCP tool server: a fresh low-level Server per HTTP request (stateless), whose tools call the
-// same inquiry service as POST /api/contact. Tool errors are results with isError: true that say
-// what to fix, so an agent can correct its call and retry.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  type CallToolRequest,
-  CallToolRequestSchema,
-  type CallToolResult,
-  InitializeRequestSchema,
-  LATEST_PROTOCOL_VERSION,
-  ListToolsRequestSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+// The MCP tool server: a fresh low-level Server per HTTP request (stateless, every protocol version
+// of src/mcp/versions.ts), whose tools call the same inquiry service as POST /api/contact. Tool errors
+// are results with isError: true that say what to fix, so an agent can correct its call and retry.
+import { type CallToolRequest, type CallToolResult, Server } from '@modelcontextprotocol/server';
 import type { McpContext } from './context.js';
-import { anyParams, invalidParams, methodNotFound, validParams } from './json-rpc.js';
+import { invalidParams, methodNotFound, validParams } from './json-rpc.js';
 import { toolError, toolResult } from './results.js';
 import { submitInquiry } from './submit-inquiry.js';
 import { TOOLS } from './tools.js';
+import { MCP_INITIALIZE_VERSIONS, MCP_PROTOCOL_VERSIONS } from './versions.js';
 
 export const MCP_SERVER_NAME = 'studio-inquiry';
 export const MCP_SERVER_VERSION = '1.0.0';
@@ -24,32 +16,32 @@ export function buildMcpServer(context: McpContext): Server {
   const serverInfo = { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: `${context.profile.name} inquiries` };
   const instructions = `Tools of ${context.profile.name}: look the studio up, then send a project inquiry with submit_inquiry. No sign-in is needed.`;
   const capabilities = { tools: { listChanged: false } };
-  const server = new Server(serverInfo, { capabilities, instructions });
-  // The SDK's own initialize, but with bad params answered -32602 (see anyParams). Each request has
-  // a server of its own (stateless), so nothing of the client's is kept.
-  server.setRequestHandler(anyParams(InitializeRequestSchema), async (request) => {
-    const { params } = validParams(InitializeRequestSchema, request);
-    const supported = SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion);
-    return {
-      protocolVersion: supported ? params.protocolVersion : LATEST_PROTOCOL_VERSION,
-      capabilities,
-      serverInfo,
-      instructions,
-    };
-  });
-  server.setRequestHandler(anyParams(ListToolsRequestSchema), async (request) => {
-    const { params } = validParams(ListToolsRequestSchema, request);
-    // MCP Pagination: every tool is in the first page, so no cursor was ever handed out.
-    if (params?.cursor !== undefined)
-      throw invalidParams('Invalid params: params.cursor: no such cursor; every tool is in the first page.');
-    return { tools: TOOLS.map((tool) => ({ ...tool })) };
-  });
-  // tools/call goes to the fallback handler, which gets the request as sent: Server wraps a tools/call
-  // handler set with setRequestHandler, answering bad params with its list of validator issues and
-  // re-parsing the result (which reorders its keys). Any other method has no handler.
+  const supportedProtocolVersions = [...MCP_PROTOCOL_VERSIONS];
+  const server = new Server(serverInfo, { capabilities, instructions, supportedProtocolVersions });
+  // initialize, tools/list and tools/call go to the fallback handler, which gets each request as
+  // sent: a registered handler's request is checked by the SDK first, bad params answered -32603
+  // (Internal error) with the validator's issues. Any other method has no handler.
+  server.removeRequestHandler('initialize');
   server.fallbackRequestHandler = async (request) => {
-    if (request.method !== 'tools/call') throw methodNotFound();
-    return callTool(context, validParams(CallToolRequestSchema, request).params);
+    switch (request.method) {
+      case 'initialize': {
+        // Stateless: each request has a server of its own, so nothing of the client's is kept.
+        const { params } = validParams('InitializeRequest', request);
+        const asked = MCP_INITIALIZE_VERSIONS.find((version) => version === params.protocolVersion);
+        return { protocolVersion: asked ?? MCP_INITIALIZE_VERSIONS[0], capabilities, serverInfo, instructions };
+      }
+      case 'tools/list': {
+        const { params } = validParams('ListToolsRequest', request);
+        // MCP Pagination: every tool is in the first page, so no cursor was ever handed out.
+        if (params?.cursor !== undefined)
+          throw invalidParams('Invalid params: params.cursor: no such cursor; every tool is in the first page.');
+        return { tools: TOOLS.map((tool) => ({ ...tool })) };
+      }
+      case 'tools/call':
+        return callTool(context, validParams('CallToolRequest', request).params);
+      default:
+        throw methodNotFound();
+    }
   };
   return server;
 }

@@ -1,9 +1,9 @@
 // The submit_inquiry tool: the same checks, rate limit and idempotency as POST /api/contact, each
 // refusal a tool error that says what to fix.
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { DomainError, IdempotencyConflictError, ValidationError } from '../errors.js';
-import { confirmationText } from '../inquiries/confirmation.js';
 import { admitInquiry } from '../inquiries/rate-limit.js';
+import { attributionOf, inquiryReceipt } from '../inquiries/receipt.js';
 import { ajv, type FieldError } from '../validation/ajv.js';
 import type { McpContext } from './context.js';
 import { toolError, toolResult } from './results.js';
@@ -46,18 +46,12 @@ export async function submitInquiry(context: McpContext, args: Record<string, un
       );
     }
     const submitted = admission.answer;
-    const sent = toolResult({
-      reference: submitted.reference,
-      outcome: submitted.outcome,
-      responseTime: context.profile.responseTime,
-      confirmation: confirmationText(context.profile, submitted.reference),
-    });
-    // A replay answers for the call that sent the inquiry, with whatever token that one had.
-    if (!context.tokenRejected || submitted.replayed) return sent;
-    const note =
-      'The inquiry was sent, but without your client id: the bearer token was not accepted (invalid, expired or revoked). ' +
-      `To be named as its sender next time, get a new token (see ${context.urls.mcpProtectedResourceMetadata}).`;
-    return { ...sent, content: [...sent.content, { type: 'text', text: note }] };
+    const attribution = attributionOf(context, context.urls.mcpProtectedResourceMetadata);
+    const sent = toolResult({ ...inquiryReceipt(context.profile, submitted, attribution) });
+    // MCP clients act on a 401 but do not read WWW-Authenticate on a 200: a refused token is also
+    // said in text. A replay answers for the call that sent the inquiry, so it has no such note.
+    if (attribution.reason !== 'invalid_token' || submitted.replayed) return sent;
+    return { ...sent, content: [...sent.content, { type: 'text', text: attribution.detail }] };
   } catch (error) {
     if (error instanceof ValidationError) return invalidFields(error.errors);
     if (error instanceof IdempotencyConflictError) {

@@ -1,6 +1,7 @@
 // The three MCP tools: their descriptions, input and output schemas and annotations. The input of
 // submit_inquiry is the Inquiry schema itself (its very property objects), plus an optional
 // idempotencyKey: one wire shape, two doors.
+import { inquiryReceiptSchema } from '../inquiries/receipt.js';
 import { inquirySchema } from '../inquiries/schema.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from '../inquiries/service.js';
 
@@ -56,24 +57,6 @@ const servicesOutputSchema = {
   },
 } as const;
 
-const submitOutputSchema = {
-  type: 'object',
-  required: ['reference', 'outcome', 'responseTime', 'confirmation'],
-  properties: {
-    reference: { type: 'string', description: 'The inquiry reference, e.g. INQ-7K2M9Q; quote it in any follow-up.' },
-    outcome: {
-      type: 'string',
-      enum: ['created', 'duplicate'],
-      description:
-        'created: a new inquiry. duplicate: the same email and message as an inquiry received in the last 10 minutes, folded ' +
-        "into it: its reference, and only the first one's fields are kept. A retry with the same idempotencyKey answers what its " +
-        'first call was answered.',
-    },
-    responseTime: { type: 'string', description: 'How soon the studio replies, e.g. "24 hours".' },
-    confirmation: { type: 'string', description: 'The confirmation text a person would see.' },
-  },
-} as const;
-
 export const TOOLS = [
   {
     name: 'get_studio_info',
@@ -99,12 +82,13 @@ export const TOOLS = [
     title: 'Send a project inquiry',
     description:
       "Sends a project inquiry to the studio on a person's behalf: firstName, lastName, email (where the studio replies), " +
-      'message (the project brief) and optionally company. Returns a reference, the expected response time and the outcome: ' +
-      'created, or duplicate where the same email and message arrived in the last 10 minutes (folded into that inquiry). ' +
+      'message (the project brief) and optionally company. Returns a receipt: the reference, the expected response time, the outcome ' +
+      '(created, or duplicate where the same email and message arrived in the last 10 minutes, folded into that inquiry), whether ' +
+      'it replays an earlier call with the same idempotencyKey, and the attribution (the client id of an accepted bearer token, or null and why). ' +
       'On invalid fields it returns an error naming each field and how to fix it: correct them and call again. ' +
       'Pass the same idempotencyKey when retrying so that the inquiry is sent once.',
     inputSchema: submitInquiryInputSchema,
-    outputSchema: submitOutputSchema,
+    outputSchema: inquiryReceiptSchema,
     annotations: {
       title: 'Send a project inquiry',
       readOnlyHint: false,

@@ -1,6 +1,7 @@
 // The components every area of the OpenAPI document shares: the error bodies (problem+json and the
 // OAuth error JSON), the response headers that matter, the Idempotency-Key, Altcha, Honeypot and
 // MCP-Protocol-Version request headers, and the optional bearer security scheme.
+import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
 import type { Json } from './common.js';
 
 /** RFC 9457 problem details as src/http/problems.ts writes them. */
@@ -123,8 +124,10 @@ export const parameters: Record<string, Json> = {
     name: 'MCP-Protocol-Version',
     in: 'header',
     required: false,
-    description: 'The negotiated MCP protocol version, sent after initialize. An unsupported version answers 400.',
-    schema: { type: 'string', examples: ['2025-06-18'] },
+    description:
+      "The MCP protocol version: 2026-07-28 on every request (with the same version in the request's _meta), or a 2025 " +
+      'version after initialize. None is taken as 2025-03-26, the one version with JSON-RPC batches. An unsupported version answers 400.',
+    schema: { type: 'string', enum: [...MCP_PROTOCOL_VERSIONS], examples: ['2026-07-28'] },
   },
   'If-None-Match': {
     name: 'If-None-Match',

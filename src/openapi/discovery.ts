@@ -158,13 +158,6 @@ export function discoveryArea({ config, profile, urls }: AreaContext): Area {
         'AuthorizationServerMetadata',
         asMetadata,
       ),
-      '/.well-known/openid-configuration': discoveryGet(
-        'getOpenIdConfiguration',
-        'OpenID discovery document',
-        'The same document as /.well-known/oauth-authorization-server (this service has no end-user login).',
-        'AuthorizationServerMetadata',
-        asMetadata,
-      ),
       '/.well-known/jwks.json': discoveryGet(
         'getJwks',
         'Signing keys (JWKS)',

@@ -5,6 +5,7 @@ import { NOT_ALLOWED } from '../http/routes/contact.js';
 import { CHALLENGE_RATE_LIMIT, challengeSchema } from '../http/routes/contact-challenge.js';
 import { healthSchema } from '../http/routes/health.js';
 import { confirmationText } from '../inquiries/confirmation.js';
+import { inquiryReceiptSchema } from '../inquiries/receipt.js';
 import { CONTACT_BODY_LIMIT_BYTES, inquirySchema } from '../inquiries/schema.js';
 import { IDEMPOTENCY_KEY_PROBLEM } from '../inquiries/service.js';
 import { CHALLENGE_LIFETIME_MS, PROOF_ALGORITHM } from '../spam/proof-of-work.js';
@@ -49,7 +50,11 @@ export function inquiriesArea({ profile }: AreaContext): Area {
     },
     responses: {
       200: {
-        description: 'Stored, and its notifications queued. The text names the reference (six characters of Crockford base 32).',
+        description:
+          'Stored, and its notifications queued. By default the confirmation text, which names the reference (six characters of ' +
+          'Crockford base 32); with `Accept: application/json`, the receipt: the reference, the outcome, whether it replays an ' +
+          'earlier request with the same Idempotency-Key, the attribution (whom the bearer token names, or null and why) and the ' +
+          "same confirmation text. The receipt is also submit_inquiry's structured content on MCP.",
         headers: {
           ...RATE_LIMIT_HEADERS,
           'Idempotent-Replayed': headerRef('Idempotent-Replayed'),
@@ -60,6 +65,19 @@ export function inquiriesArea({ profile }: AreaContext): Area {
           'text/plain': {
             schema: { type: 'string', pattern: 'INQ-[0-9A-HJKMNP-TV-Z]{6}' },
             examples: { confirmation: example('The confirmation', confirmationText(profile, EXAMPLE_REFERENCE)) },
+          },
+          [JSON_TYPE]: {
+            schema: ref('InquiryReceipt'),
+            examples: {
+              receipt: example('The receipt', {
+                reference: EXAMPLE_REFERENCE,
+                outcome: 'created',
+                replayed: false,
+                responseTime: profile.responseTime,
+                confirmation: confirmationText(profile, EXAMPLE_REFERENCE),
+                attribution: { client_id: null, reason: 'no_token' },
+              }),
+            },
           },
         },
       },
@@ -181,6 +199,11 @@ export function inquiriesArea({ profile }: AreaContext): Area {
       '/api/contact/challenge': { get: getChallenge },
       '/api/health': { get: getHealth },
     },
-    schemas: { Inquiry: component(inquirySchema), ProofOfWorkChallenge: component(challengeSchema), Health: component(healthSchema) },
+    schemas: {
+      Inquiry: component(inquirySchema),
+      InquiryReceipt: inquiryReceiptSchema,
+      ProofOfWorkChallenge: component(challengeSchema),
+      Health: component(healthSchema),
+    },
   };
 }

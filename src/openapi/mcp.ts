@@ -1,8 +1,10 @@
 // The MCP side of the OpenAPI document: POST /mcp (streamable HTTP, stateless, JSON responses) with
 // its JSON-RPC envelope and the tools' argument schemas taken from src/mcp/tools.ts, GET and DELETE
-// /mcp (405), and the server card at both of its addresses.
-import { MCP_BODY_LIMIT_BYTES, MCP_MAX_BATCH, NOT_JSON_MESSAGE, notJsonRpcMessage, serverCard } from '../http/routes/mcp.js';
+// /mcp (405), the server card at both of its addresses and the MCP catalog.
+import { MCP_BODY_LIMIT_BYTES, MCP_MAX_BATCH, NOT_JSON_MESSAGE, notJsonRpcMessage } from '../http/routes/mcp.js';
+import { MCP_CATALOG_PATH, mcpCatalog, SERVER_CARD_MEDIA_TYPE, serverCard } from '../mcp/server-card.js';
 import { TOOLS } from '../mcp/tools.js';
+import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
 import {
   type Area,
   type AreaContext,
@@ -66,11 +68,13 @@ const jsonRpcSchemas: Record<string, Json> = {
   },
   McpServerCard: {
     type: 'object',
-    description: 'The current server-card fields plus the earlier serverInfo/transport/tools/authentication ones.',
+    description:
+      'The server-card draft (SEP-2127) fields plus the earlier serverInfo/transport/authentication ones. The name is the ' +
+      "studio website's host reversed (PUBLIC_URL's when the website names no domain), then /studio-inquiry.",
     required: ['name', 'version', 'description', 'remotes', 'serverInfo', 'transport', 'capabilities', 'tools', 'authentication'],
     properties: {
       $schema: { type: 'string', format: 'uri' },
-      name: { type: 'string' },
+      name: { type: 'string', pattern: '^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$' },
       version: { type: 'string' },
       title: { type: 'string' },
       description: { type: 'string', maxLength: 100 },
@@ -79,8 +83,13 @@ const jsonRpcSchemas: Record<string, Json> = {
         type: 'array',
         items: {
           type: 'object',
-          required: ['type', 'url'],
-          properties: { type: { const: 'streamable-http' }, url: { type: 'string', format: 'uri' } },
+          required: ['type', 'url', 'supportedProtocolVersions'],
+          properties: {
+            type: { const: 'streamable-http' },
+            url: { type: 'string', format: 'uri' },
+            supportedProtocolVersions: { type: 'array', items: { enum: [...MCP_PROTOCOL_VERSIONS] } },
+            authentication: { $ref: '#/components/schemas/McpServerCardAuthentication' },
+          },
         },
       },
       serverInfo: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string' }, version: { type: 'string' } } },
@@ -105,10 +114,32 @@ const jsonRpcSchemas: Record<string, Json> = {
           properties: { name: { type: 'string' }, description: { type: 'string' } },
         },
       },
-      authentication: {
-        type: 'object',
-        required: ['required', 'schemes'],
-        properties: { required: { const: false }, schemes: { type: 'array', items: { const: 'bearer' } } },
+      authentication: { $ref: '#/components/schemas/McpServerCardAuthentication' },
+    },
+  },
+  McpServerCardAuthentication: {
+    type: 'object',
+    required: ['required', 'schemes'],
+    properties: { required: { const: false }, schemes: { type: 'array', items: { const: 'bearer' } } },
+  },
+  McpCatalog: {
+    type: 'object',
+    description: "The domain's MCP servers (the server-card draft's catalog): this one's card.",
+    required: ['specVersion', 'entries'],
+    properties: {
+      specVersion: { const: 'draft' },
+      entries: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['identifier', 'displayName', 'mediaType', 'url'],
+          properties: {
+            identifier: { type: 'string', description: "The card's name." },
+            displayName: { type: 'string' },
+            mediaType: { const: SERVER_CARD_MEDIA_TYPE },
+            url: { type: 'string', format: 'uri' },
+          },
+        },
       },
     },
   },
@@ -124,14 +155,16 @@ const INITIALIZE = {
 const jsonRpcError = (message: string, code = -32000) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 export function mcpArea({ config, profile }: AreaContext): Area {
-  const card = serverCard(config, profile);
+  const card = serverCard(config.publicUrl, profile);
   const cardUrl = `${config.publicUrl}/.well-known/mcp/server-card.json`;
   const [, , submitTool] = TOOLS;
   const callMcp: Operation = {
     operationId: 'callMcp',
     summary: 'Send MCP JSON-RPC messages',
     description:
-      `The MCP tool server (streamable HTTP transport, stateless: no session, no SSE stream; every answer is JSON). ` +
+      `The MCP tool server (streamable HTTP transport, stateless: no session, no SSE stream; every answer is JSON), ` +
+      `protocol versions ${MCP_PROTOCOL_VERSIONS.join(', ')}: 2026-07-28 without initialize (server/discover, the version and ` +
+      "client in each request's `_meta`, and the MCP-Protocol-Version and Mcp-Method headers), the 2025 ones after initialize. " +
       `Tools: ${TOOLS.map((tool) => `\`${tool.name}\``).join(', ')} — see the server card at ${cardUrl} and \`tools/list\`. ` +
       'Send `Accept: application/json, text/event-stream`. Invalid tool arguments and rate limiting are tool results with ' +
       '`isError: true` (status 200) that say what to fix. A browser `Origin` outside CORS_ORIGINS is refused (DNS-rebinding ' +
@@ -142,7 +175,7 @@ export function mcpArea({ config, profile }: AreaContext): Area {
     parameters: [parameterRef('MCP-Protocol-Version')],
     requestBody: {
       required: true,
-      description: `One JSON-RPC message or a batch, at most ${LIMIT_KIB} KiB.`,
+      description: `One JSON-RPC message, or a batch under 2025-03-26 only (MCP-Protocol-Version 2025-03-26 or none), at most ${LIMIT_KIB} KiB.`,
       content: {
         [JSON_TYPE]: {
           schema: {
@@ -187,7 +220,8 @@ export function mcpArea({ config, profile }: AreaContext): Area {
         description:
           'A JSON-RPC error with id null, and none of the request runs: a body that is not JSON (malformed, empty, not UTF-8, ' +
           'or with a `__proto__` key) is a Parse error (-32700); JSON that is not a JSON-RPC message, or a batch that is empty ' +
-          `or holds more than ${MCP_MAX_BATCH} messages, is an Invalid Request (-32600); an unsupported MCP-Protocol-Version is -32000.`,
+          `or holds more than ${MCP_MAX_BATCH} messages or an initialize, or a batch under a version after 2025-03-26, is an ` +
+          'Invalid Request (-32600); an unsupported MCP-Protocol-Version is -32000.',
         content: {
           [JSON_TYPE]: {
             schema: ref('JsonRpcError'),
@@ -243,13 +277,18 @@ export function mcpArea({ config, profile }: AreaContext): Area {
     get: {
       operationId,
       summary,
-      description: 'Who the MCP server is, where it is, its tools and how it authenticates. Public, readable from any origin, cacheable.',
+      description:
+        'Who the MCP server is, where it is, the protocol versions it speaks, its tools and how it authenticates. Public, ' +
+        `readable from any origin, cacheable. Served as ${SERVER_CARD_MEDIA_TYPE} when the Accept header names it, JSON otherwise.`,
       tags: ['MCP'],
       responses: {
         200: {
           description: 'The server card.',
           headers: PUBLIC_HEADERS,
-          content: { [JSON_TYPE]: { schema: ref('McpServerCard'), examples: { served: example('As this service serves it', card) } } },
+          content: {
+            [JSON_TYPE]: { schema: ref('McpServerCard'), examples: { served: example('As this service serves it', card) } },
+            [SERVER_CARD_MEDIA_TYPE]: { schema: ref('McpServerCard') },
+          },
         },
       },
     },
@@ -265,6 +304,26 @@ export function mcpArea({ config, profile }: AreaContext): Area {
       },
       '/.well-known/mcp/server-card.json': cardGet('getMcpServerCard', 'MCP server card'),
       '/mcp/server-card': cardGet('getMcpServerCardAlias', 'MCP server card (alternative address)'),
+      [MCP_CATALOG_PATH]: {
+        get: {
+          operationId: 'getMcpCatalog',
+          summary: 'MCP catalog',
+          description: "The domain's MCP servers: one entry, this server's card. Public, readable from any origin, cacheable.",
+          tags: ['MCP'],
+          responses: {
+            200: {
+              description: 'The catalog.',
+              headers: PUBLIC_HEADERS,
+              content: {
+                [JSON_TYPE]: {
+                  schema: ref('McpCatalog'),
+                  examples: { served: example('As this service serves it', mcpCatalog(config.publicUrl, profile)) },
+                },
+              },
+            },
+          },
+        },
+      },
     },
     schemas: jsonRpcSchemas,
   };

@@ -2,7 +2,7 @@
 // domain under a common top-level domain ("studio.pt", "example.com/pricing").
 
 const GENERIC_TLDS =
-  'com|net|org|info|biz|io|co|ai|app|dev|me|tv|cc|ws|xyz|online|site|website|store|shop|tech|top|club|live|pro|link|click|space|fun|vip|win|bet|casino|loan|money|finance|agency|digital|media|email|blog|cloud|page|one|today|world';
+  'com|net|org|info|biz|io|co|ai|app|dev|me|tv|cc|ws|xyz|online|site|website|store|shop|tech|top|club|live|pro|link|click|space|fun|vip|win|bet|casino|loan|money|finance|agency|digital|media|email|blog|cloud|page|one|today|world|love|life|ltd|news|sale|bio|lol|cam|icu|buzz|rest|work|monster|cyou|sbs|cfd|pw|su|gg|ly|gd';
 const COUNTRY_TLDS =
   'ae|ar|at|au|be|bg|br|ca|ch|cl|cn|cz|de|dk|ee|es|eu|fi|fr|gr|hk|hr|hu|id|ie|il|in|is|it|jp|kr|lt|lu|lv|mx|my|nl|no|nz|ph|pk|pl|pt|ro|rs|ru|sa|se|sg|si|sk|th|tr|tw|ua|uk|us|vn|za';
 

@@ -21,12 +21,20 @@ export interface SpeltOut {
   readonly long: readonly string[];
 }
 
+/** The last few texts read: several rules read the same fields of one inquiry. */
+const recent = new Map<string, SpeltOut>();
+
 export function joinSpeltOut(text: string): SpeltOut {
+  const known = recent.get(text);
+  if (known !== undefined) return known;
   const long: string[] = [];
   const joined = text.replace(SPELT_OUT, (run) => {
     const word = run.replace(/[^a-z]/giu, '');
     if (word.length >= 5) long.push(word);
     return word;
   });
-  return { text: joined, long };
+  const result = Object.freeze({ text: joined, long: Object.freeze(long) });
+  if (recent.size >= 8) recent.clear();
+  recent.set(text, result);
+  return result;
 }

@@ -8,6 +8,7 @@ import { findSpamPhrases, type PhraseStrength } from './phrases.js';
 import { pitchParts } from './pitch.js';
 import { looksRandom } from './random-name.js';
 import { nameRoles } from './sender-name.js';
+import { namesStudioWork } from './topic.js';
 import type { SpamCode, SpamInquiry, SpamSignals } from './types.js';
 import { spamLogOdds } from './vocabulary.js';
 import { SPAM_WEIGHTS } from './weights.js';
@@ -64,8 +65,8 @@ export const markupLink: ContentRule = (inquiry) => {
 };
 
 export const spamPhrases: ContentRule = (inquiry) => {
-  // Words spelt out letter by letter ("S.E.O") are read joined.
-  const phrases = findSpamPhrases(joinSpeltOut([inquiry.message, inquiry.company ?? ''].join('\n')).text);
+  // Words spelt out letter by letter ("S.E.O") are read joined; a run never spans a line break.
+  const phrases = findSpamPhrases([inquiry.message, inquiry.company ?? ''].map((field) => joinSpeltOut(field).text).join('\n'));
   if (phrases.length === 0) return null;
   const { weakMaxPoints, ...weights } = SPAM_WEIGHTS.spamPhrase;
   const pointsOf = (strength: PhraseStrength): number => phrases.filter((found) => found.strength === strength).length * weights[strength];
@@ -92,9 +93,9 @@ export const randomName: ContentRule = ({ firstName, lastName, company }) => {
 };
 
 export const obfuscatedText: ContentRule = (inquiry) => {
-  const text = [inquiry.firstName, inquiry.lastName, inquiry.company ?? '', inquiry.message].join('\n');
-  const mixed = mixedScriptWords(text);
-  const spelt = joinSpeltOut(text).long;
+  const fields = [inquiry.firstName, inquiry.lastName, inquiry.company ?? '', inquiry.message];
+  const mixed = fields.flatMap(mixedScriptWords);
+  const spelt = fields.flatMap((field) => joinSpeltOut(field).long);
   const { perWord, maxPoints } = SPAM_WEIGHTS.speltOut;
   const points = (mixed.length >= 2 ? SPAM_WEIGHTS.mixedScript : 0) + Math.min(spelt.length * perWord, maxPoints);
   if (points === 0) return null;
@@ -137,6 +138,11 @@ export const spamVocabulary: ContentRule = ({ message }) => {
   return { code: 'spam_vocabulary', points, detail: `words of spam more than of briefs (log-odds ${odds})` };
 };
 
+export const offTopic: ContentRule = ({ message, company }) => {
+  if (namesStudioWork(`${message}\n${company ?? ''}`)) return null;
+  return { code: 'off_topic', points: SPAM_WEIGHTS.offTopic, detail: 'nothing of a website, app, shop, brand or design named' };
+};
+
 export const repeatedMessage: SignalRule = ({ repeatedFromOtherAddresses }) => {
   const others = Number.isNaN(repeatedFromOtherAddresses) ? 0 : Math.floor(Math.min(repeatedFromOtherAddresses, Number.MAX_SAFE_INTEGER));
   if (others <= 0) return null;
@@ -172,6 +178,7 @@ export const CONTENT_RULES: readonly ContentRule[] = [
   roleName,
   hype,
   spamVocabulary,
+  offTopic,
 ];
 
 export const SIGNAL_RULES: readonly SignalRule[] = [honeypot, proofOfWork, repeatedMessage];

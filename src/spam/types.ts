@@ -43,6 +43,7 @@ export const SPAM_CODES = [
   'role_name',
   'hype',
   'spam_vocabulary',
+  'off_topic',
   'repeated_message',
   'honeypot',
   'invalid_proof',

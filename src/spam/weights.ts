@@ -30,7 +30,9 @@ export const SPAM_WEIGHTS = Object.freeze({
   /** Hype: three or more promotion emoji ("🚀🔥💰"), and money promised ("earn $500 a day"). */
   hype: { emoji: 1.5, money: 2 },
   /** The message's words are those of spam: a point per `oddsPerPoint` of naive Bayes log-odds (vocabulary.ts), up to `maxPoints`. */
-  spamVocabulary: { oddsPerPoint: 3, maxPoints: 4 },
+  spamVocabulary: { oddsPerPoint: 2.5, maxPoints: 4 },
+  /** Nothing of the studio's work named, in any language: a parcel, a loan, a diet (topic.ts). */
+  offTopic: 2.5,
   /** Per other address that sent the same body within an hour, up to `maxPoints`. */
   repeatedMessage: { perAddress: 2.5, maxPoints: 7.5 },
   /** The hidden field that people never see was filled in. */

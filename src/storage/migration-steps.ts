@@ -2,6 +2,8 @@
 // Kysely's schema builder and portable types so that SQLite and PostgreSQL share them. Run by migrations.ts.
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
 import { INBOX_MIGRATIONS } from './migration-steps-inbox.js';
+import { DELIVERY_MIGRATIONS } from './migration-steps-delivery.js';
+import { OAUTH_MIGRATIONS } from './migration-steps-oauth.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '001_inquiries_and_outbox': {
@@ -386,4 +388,6 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
     },
   },
   ...INBOX_MIGRATIONS,
+  ...DELIVERY_MIGRATIONS,
+  ...OAUTH_MIGRATIONS,
 };

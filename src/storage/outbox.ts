@@ -1,6 +1,7 @@
 // The delivery outbox: deliveries queued with the data that causes them, claimed with a lease,
 // attempted, recorded, retried or finished, and re-queued (docs/delivery.md).
 import { type Kysely, sql } from 'kysely';
+import { readChannelHealth } from './channel-health.js';
 import { claimDue } from './claim-due.js';
 import type { Executor } from './executor.js';
 import { releaseClaims, releaseLeases, renewLeases } from './leases.js';
@@ -71,10 +72,17 @@ export function createOutbox(db: Kysely<Database>, dialect: Dialect, q: Executor
         .select(['channel', 'status', (eb) => eb.fn.countAll<number>().as('count')])
         .where('status', 'in', ['pending', 'failed', 'dead'])
         .groupBy(['channel', 'status'])
-        .unionAll(db.selectFrom('delivery_successes').select(['channel', sql<DeliveryStatus>`'succeeded'`.as('status'), 'count']))
+        .unionAll(
+          db
+            .selectFrom('delivery_successes')
+            .select(['channel', sql<DeliveryStatus>`'succeeded'`.as('status'), 'count'])
+            // A channel that only ever failed has a row for its health, and no success to count.
+            .where('count', '>', 0),
+        )
         .execute();
       return rows.map((row) => ({ channel: row.channel, status: row.status, count: Number(row.count) }));
     },
+    health: () => readChannelHealth(db),
     async countByStatus() {
       const counts: Record<DeliveryStatus, number> = { pending: 0, succeeded: 0, failed: 0, dead: 0 };
       for (const { status, count } of await outbox.countByChannelAndStatus()) counts[status] += count;

@@ -4,7 +4,8 @@ import type { Tx } from './ports-tx.js';
 
 export type ClaimStatus = 'open' | 'initiated' | 'claimed' | 'ended';
 export type ClientStatus = 'active' | 'pending' | 'revoked';
-export type RegistrationType = 'anonymous' | 'verified_email' | 'id-jag';
+/** oauth: the grant of a person who signed in through /oauth/authorize (its email verified). */
+export type RegistrationType = 'anonymous' | 'verified_email' | 'id-jag' | 'oauth';
 
 export interface Claim {
   readonly tokenHash: string;

@@ -12,7 +12,10 @@ export type RetentionKind =
   | 'claims'
   | 'revokedTokens'
   | 'usedAssertions'
-  | 'codeSends';
+  | 'codeSends'
+  | 'authorizations'
+  | 'refreshTokens'
+  | 'oauthClients';
 
 /** What one call went through (`seen`: fewer than its limit once nothing more matches) and deleted. */
 export interface RetentionBatch {
@@ -30,6 +33,16 @@ export interface SpentClientCutoffs {
   readonly unclaimedAnonymousBefore: Date;
 }
 
+/** The cutoffs of the sign-in flow's records (src/maintenance.ts decides them). */
+export interface SpentSignInCutoffs {
+  /** Sign-ins and refresh tokens that expired before this; grants made before it with no refresh token left. */
+  readonly expiredBefore: Date;
+  /** Registered clients never used, registered before this. */
+  readonly unusedClientBefore: Date;
+  /** Registered clients last used before this. */
+  readonly idleClientBefore: Date;
+}
+
 export interface RetentionStore {
   /**
    * Deletes up to `limit` inquiries with `verdict` received before `before`, oldest first, with
@@ -45,4 +58,6 @@ export interface RetentionStore {
   deleteExpiredClaims(before: Date, limit: number): Promise<RetentionBatch>;
   /** Deletes up to `limit` each of revoked token ids, used assertions and code sends that expired before `now`. */
   deleteExpiredTokenRecords(now: Date, limit: number): Promise<RetentionBatch>;
+  /** Deletes up to `limit` each of spent sign-ins, refresh tokens, registered clients and grants (retention-oauth.ts). */
+  deleteSpentSignIns(cutoffs: SpentSignInCutoffs, limit: number): Promise<RetentionBatch>;
 }

@@ -2,10 +2,12 @@
 // interfaces. Types only, importing nothing but the other ports (ports-*.ts, which it re-exports):
 // the SQLite/PostgreSQL code implements them, the domain depends on them alone (docs/architecture.md).
 import type { AuthStore } from './ports-auth.js';
+import type { OAuthStore } from './ports-oauth.js';
 import type { RetentionStore } from './ports-retention.js';
 import type { Tx } from './ports-tx.js';
 
 export type * from './ports-auth.js';
+export type * from './ports-oauth.js';
 export type * from './ports-retention.js';
 export type * from './ports-tx.js';
 
@@ -215,6 +217,25 @@ export type AttemptOutcome =
   | { readonly outcome: 'retry'; readonly error: string; readonly runAt: Date }
   | { readonly outcome: 'failed' | 'dead'; readonly error: string };
 
+/** What the store knows of one channel's health (Outbox.health; judged by src/delivery/health.ts). */
+export interface ChannelHealthFacts {
+  readonly channel: string;
+  /** Pending deliveries never tried yet. */
+  readonly waiting: number;
+  /** Pending deliveries tried and failed at least once, to be tried again. */
+  readonly retrying: number;
+  /** Given up: failed until the retry window was spent. */
+  readonly dead: number;
+  /** Given up: refused for good by the other side. */
+  readonly failed: number;
+  /** When the latest of the dead and failed deliveries was given up. */
+  readonly lastGivenUpAt: Date | null;
+  readonly lastSuccessAt: Date | null;
+  readonly lastFailure: { readonly at: Date; readonly error: string } | null;
+  /** When the first attempt failed of those since the last success; null when the last attempt succeeded, or none was made. */
+  readonly failingSince: Date | null;
+}
+
 export interface Outbox {
   /** One pending delivery per reference and channel. */
   enqueue(references: readonly string[], channels: readonly string[], now: Date, tx?: Tx): Promise<void>;
@@ -249,6 +270,8 @@ export interface Outbox {
   countByStatus(): Promise<Record<DeliveryStatus, number>>;
   /** Deliveries per channel and status, for /metrics. */
   countByChannelAndStatus(): Promise<{ channel: string; status: DeliveryStatus; count: number }[]>;
+  /** Each channel's health, for every channel that has a delivery or a recorded attempt. */
+  health(): Promise<ChannelHealthFacts[]>;
 }
 
 // The quarantine digest (docs/spam.md).
@@ -310,6 +333,8 @@ export interface Store {
   /** Write transactions worth running at once: one on SQLite (one writer); several on PostgreSQL, which overlaps their round trips. */
   readonly parallelWrites: number;
   readonly auth: AuthStore;
+  /** The MCP authorization flow: registered clients, sign-ins, refresh tokens. */
+  readonly oauth: OAuthStore;
   readonly inquiries: InquiryStore;
   readonly idempotency: IdempotencyStore;
   readonly intake: IntakeStore;

@@ -1,6 +1,8 @@
 // Recording delivery attempts: fenced by the lease and the attempt count, successes written
-// together, each success counted for /metrics in the same transaction.
+// together, each attempt counted in its channel's health (and successes for /metrics) in the same
+// transaction.
 import type { Kysely } from 'kysely';
+import { type RecordedAttempt, recordChannelHealth } from './channel-health.js';
 import { heldBy } from './leases.js';
 import type { AttemptRecord } from './ports.js';
 import type { Database } from './schema.js';
@@ -29,15 +31,19 @@ export async function recordAttempts(trx: Kysely<Database>, records: readonly At
     else groups.set(key, [record]);
   }
   const written = new Set<string>();
-  const succeeded: string[] = [];
+  const recorded: RecordedAttempt[] = [];
   for (const group of groups.values()) {
-    const successes = group[0]?.result.outcome === 'succeeded';
-    for (const [id, channel] of await recordTogether(trx, group)) {
-      written.add(id);
-      if (successes) succeeded.push(channel);
+    const channels = await recordTogether(trx, group);
+    for (const { deliveryId, attempt, result } of group) {
+      const channel = channels.get(deliveryId);
+      if (channel === undefined) continue;
+      written.add(deliveryId);
+      const error = result.outcome === 'succeeded' ? null : errorText(result.error);
+      // When the attempt ended, as finished_at: a delivery given up compares with a success alike.
+      recorded.push({ channel, succeeded: error === null, at: Math.round(attempt.attemptedAt.getTime() + attempt.durationMs), error });
     }
   }
-  await countSuccesses(trx, succeeded);
+  await recordChannelHealth(trx, recorded);
   return records.map((record) => written.has(record.deliveryId));
 }
 
@@ -96,21 +102,4 @@ async function recordTogether(trx: Kysely<Database>, records: readonly AttemptRe
     )
     .execute();
   return new Map(updated.map((row) => [row.id, row.channel]));
-}
-
-/**
- * Adds recorded successes to their channels' counts (delivery_successes). Last in the recording
- * transaction, taking the channels' rows in one order: two such transactions cannot deadlock.
- */
-async function countSuccesses(trx: Kysely<Database>, channels: readonly string[]): Promise<void> {
-  const counts = new Map<string, number>();
-  for (const channel of channels) counts.set(channel, (counts.get(channel) ?? 0) + 1);
-  if (counts.size === 0) return;
-  await trx
-    .insertInto('delivery_successes')
-    .values([...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([channel, count]) => ({ channel, count })))
-    .onConflict((oc) =>
-      oc.column('channel').doUpdateSet((eb) => ({ count: eb('delivery_successes.count', '+', eb.ref('excluded.count')) })),
-    )
-    .execute();
 }

@@ -3,6 +3,7 @@
 // instances running the hourly maintenance at once split the work rather than wait on each other.
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { DeliveryStatus, Dialect, RetentionBatch, RetentionStore } from './ports.js';
+import { deleteSpentSignIns } from './retention-oauth.js';
 import type { Database } from './schema.js';
 import { inTransaction } from './transaction.js';
 
@@ -166,5 +167,7 @@ export function createRetentionStore(db: Kysely<Database>, dialect: Dialect): Re
         };
         return { seen: Math.max(...Object.values(deleted)), deleted };
       }),
+
+    deleteSpentSignIns: (cutoffs, limit) => transaction((trx) => deleteSpentSignIns(trx, cutoffs, limit)),
   };
 }

@@ -3,6 +3,7 @@
 import type { Generated } from 'kysely';
 import type { ClaimStatus, ClientStatus, DeliveryStatus, InquirySource, InquiryVerdict, RegistrationType } from './ports.js';
 import type { InboxState } from './ports-inbox.js';
+import type { OAuthAuthorizationsTable, OAuthClientsTable, OAuthRefreshTokensTable } from './schema-oauth.js';
 
 export interface InquiriesTable {
   reference: string;
@@ -74,12 +75,19 @@ export interface DeliveryAttemptsTable {
 }
 
 /**
- * Deliveries that have succeeded, per channel (migration 008): kept where each success is recorded,
- * so that /metrics need not count a table that only grows.
+ * Deliveries that have succeeded, per channel (migration 008), and the channel's health (migration
+ * 025): kept where each attempt is recorded, so that neither /metrics nor the health reads a table
+ * that only grows.
  */
 export interface DeliverySuccessesTable {
   channel: string;
   count: number;
+  last_success_at: number | null;
+  last_failure_at: number | null;
+  /** The error of the attempt at last_failure_at. */
+  last_error: string | null;
+  /** The first failed attempt after the last success, while no attempt has succeeded since; else null. */
+  failing_since: number | null;
 }
 
 export interface SigningKeysTable {
@@ -210,4 +218,7 @@ export interface Database {
   quarantine_digests: QuarantineDigestsTable;
   service_secrets: ServiceSecretsTable;
   spent_proofs: SpentProofsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_authorizations: OAuthAuthorizationsTable;
+  oauth_refresh_tokens: OAuthRefreshTokensTable;
 }

@@ -7,6 +7,7 @@ import type { OpenDatabase } from './handle.js';
 import { createIdempotencyStore } from './idempotency-store.js';
 import { createInquiryStore } from './inquiry-store.js';
 import { createIntakeStore } from './intake-store.js';
+import { createOAuthStore } from './oauth-store.js';
 import { createOutbox } from './outbox.js';
 import type { Store, Tx } from './ports.js';
 import { createProofStore } from './proof-store.js';
@@ -29,6 +30,7 @@ export function createStore({ db, dialect, ping, backup }: OpenDatabase): Store 
     dialect,
     parallelWrites: dialect === 'postgres' ? POSTGRES_PARALLEL_WRITES : 1,
     auth: createAuthStore(db),
+    oauth: createOAuthStore(db),
     inquiries,
     idempotency,
     intake,

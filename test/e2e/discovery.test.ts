@@ -83,11 +83,10 @@ describe('authorization server metadata', () => {
     }
   });
 
-  it('passes OpenID discovery with the same document', async () => {
+  it('offers no OpenID discovery, which an OIDC client is told plainly', async () => {
     const issuer = new URL(base);
-    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
-    const rfc8414 = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
-    expect(as).toEqual(rfc8414);
+    const response = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure });
+    await expect(oauth.processDiscoveryResponse(issuer, response)).rejects.toThrow();
   });
 
   it('has no empty arrays anywhere (RFC 8414 §3.2)', async () => {
@@ -130,8 +129,8 @@ describe('every discovery document', () => {
   it.each([
     '/.well-known/oauth-protected-resource',
     '/.well-known/oauth-protected-resource/mcp',
+    '/.well-known/oauth-protected-resource/mcp/verified',
     '/.well-known/oauth-authorization-server',
-    '/.well-known/openid-configuration',
     '/.well-known/jwks.json',
   ])('%s is JSON, open to any origin and cacheable', async (path) => {
     const response = await fetch(`${base}${path}`, { headers: { origin: 'https://agent.example' } });
@@ -139,6 +138,12 @@ describe('every discovery document', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('cache-control')).toMatch(/public, max-age=\d+/);
+  });
+});
+
+describe('OpenID discovery', () => {
+  it('is not served: the service is an OAuth authorization server, not an OpenID provider', async () => {
+    expect((await fetch(`${base}/.well-known/openid-configuration`)).status).toBe(404);
   });
 });
 

@@ -490,24 +490,60 @@ describe('the HTTP endpoint', () => {
     expect(text.headers.get('x-request-id')).toBeTruthy();
   });
 
-  it('serves the server card at both addresses, open and cacheable', async () => {
+  it('serves the server card at both addresses, open and cacheable, as its own media type when asked', async () => {
     for (const path of ['/.well-known/mcp/server-card.json', '/mcp/server-card']) {
       const response = await fetch(`${base}${path}`);
       expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(response.headers.get('access-control-allow-origin')).toBe('*');
       expect(response.headers.get('cache-control')).toMatch(/max-age=/);
+      expect(response.headers.get('vary')).toMatch(/Accept/);
       const card = (await response.json()) as { name: string; description: string; tools: { name: string }[] };
       expect(card).toMatchObject({
         $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
-        remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
+        // The studio's website (https://northlight.example), reversed: a namespace a registry can verify.
+        name: 'example.northlight/studio-inquiry',
+        websiteUrl: 'https://northlight.example',
+        remotes: [
+          {
+            type: 'streamable-http',
+            url: `${base}/mcp`,
+            supportedProtocolVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
+            authentication: { required: false, schemes: ['bearer'] },
+          },
+        ],
         serverInfo: { name: 'studio-inquiry', version: '1.0.0' },
         transport: { type: 'streamable-http', endpoint: '/mcp' },
         authentication: { required: false, schemes: ['bearer'] },
       });
-      expect(card.name.split('/')).toHaveLength(2);
+      expect(card.name).toMatch(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
       expect(card.description.length).toBeLessThanOrEqual(100);
       expect(card.tools.map((tool: { name: string }) => tool.name)).toEqual(['get_studio_info', 'list_services', 'submit_inquiry']);
+      for (const accept of ['application/mcp-server-card+json', 'application/json, application/mcp-server-card+json']) {
+        const typed = await fetch(`${base}${path}`, { headers: { accept } });
+        expect(typed.headers.get('content-type')).toBe('application/mcp-server-card+json; charset=utf-8');
+        expect(await typed.json()).toEqual(card);
+      }
+      const refused = await fetch(`${base}${path}`, { headers: { accept: 'application/mcp-server-card+json;q=0, application/json' } });
+      expect(refused.headers.get('content-type')).toBe('application/json; charset=utf-8');
     }
+  });
+
+  it('lists the card in the MCP catalog at /.well-known/mcp/catalog.json', async () => {
+    const response = await fetch(`${base}/.well-known/mcp/catalog.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await response.json()).toEqual({
+      specVersion: 'draft',
+      entries: [
+        {
+          identifier: 'example.northlight/studio-inquiry',
+          displayName: 'Northlight Studio inquiries',
+          mediaType: 'application/mcp-server-card+json',
+          url: `${base}/.well-known/mcp/server-card.json`,
+        },
+      ],
+    });
   });
 });
 
@@ -590,7 +626,7 @@ describe('rate limit', () => {
         for (let i = 0; i < 3; i++) {
           const retry = await call(client, 'submit_inquiry', args);
           expect(retry.isError).toBeFalsy();
-          expect(retry.structuredContent).toEqual(first.structuredContent);
+          expect(retry.structuredContent).toEqual({ ...first.structuredContent, replayed: true });
         }
         const conflict = await call(client, 'submit_inquiry', { ...args, message: 'another' });
         expect(conflict.content[0]?.text).toContain('already used with different arguments');

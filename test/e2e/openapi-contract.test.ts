@@ -40,7 +40,7 @@ beforeAll(async () => {
     listen: true,
     startWorker: false,
     env: { RATE_LIMIT_INQUIRIES: '1/h' },
-    authRateLimits: { register: one, claim: one, token: one, revoke: one },
+    authRateLimits: { register: one, claim: one, token: one, revoke: one, authorize: one },
     challengeRateLimit: one,
   });
   broken = await startTestApp({ listen: true, startWorker: false });
@@ -238,15 +238,20 @@ describe('discovery, documentation and the website', () => {
       '/.well-known/oauth-protected-resource',
       '/.well-known/oauth-protected-resource/mcp',
       '/.well-known/oauth-authorization-server',
-      '/.well-known/openid-configuration',
       '/.well-known/jwks.json',
       '/.well-known/mcp/server-card.json',
       '/mcp/server-card',
+      '/.well-known/mcp/catalog.json',
       '/openapi.json',
       '/auth.md',
     ]) {
       expect((await call({ path })).status, path).toBe(200);
     }
+    // Content negotiation, each type checked against its documented schema.
+    const card = await call({ path: '/mcp/server-card', headers: { accept: 'application/mcp-server-card+json' } });
+    expect(card.headers.get('content-type')).toMatch(/^application\/mcp-server-card\+json/);
+    const receipt = await post('/api/contact', validInquiry({ message: 'a receipt, as documented' }), { accept: 'application/json' });
+    expect(receipt).toMatchObject({ status: 200, json: { outcome: 'created', replayed: false } });
   });
 
   it('the pages and files answer 200, 304 to a matching If-None-Match, and 404 for an unknown file', async () => {

@@ -25,7 +25,13 @@ export interface TestApp {
 }
 
 const GENEROUS = { max: 10_000, timeWindow: 60_000 };
-const GENEROUS_AUTH_LIMITS: AuthRateLimits = { register: GENEROUS, claim: GENEROUS, token: GENEROUS, revoke: GENEROUS };
+const GENEROUS_AUTH_LIMITS: AuthRateLimits = {
+  register: GENEROUS,
+  claim: GENEROUS,
+  token: GENEROUS,
+  revoke: GENEROUS,
+  authorize: GENEROUS,
+};
 /** The page's tests load it many times a minute from one address. */
 const GENEROUS_CHALLENGES = GENEROUS;
 /** Every test's codes go to a few example domains: only the tests of the caps (agent-auth-mail-caps) keep the real one. */

@@ -22,6 +22,10 @@ const dropTable =
 
 /** Newest first. A new migration adds its undo here (the helper refuses to skip one). */
 const UNDO: readonly (readonly [string, Undo])[] = [
+  ['029_oauth_refresh_tokens', dropTable('oauth_refresh_tokens')],
+  ['028_oauth_authorizations', dropTable('oauth_authorizations')],
+  ['027_oauth_clients', dropTable('oauth_clients')],
+  ['025_channel_health', dropColumns('delivery_successes', 'last_success_at', 'last_failure_at', 'last_error', 'failing_since')],
   [
     '023_inbox_search',
     async (db) => {

@@ -111,6 +111,7 @@ describe('rate limits', () => {
         claim: { max: 2, timeWindow: 60_000 },
         token: { max: 2, timeWindow: 60_000 },
         revoke: { max: 2, timeWindow: 60_000 },
+        authorize: { max: 2, timeWindow: 60_000 },
       },
     });
     try {

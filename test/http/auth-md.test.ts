@@ -58,13 +58,7 @@ describe('GET /auth.md', () => {
   });
 
   it('names no endpoint that does not exist', () => {
-    const allowed = new Set<string>([
-      ...Object.values(urls),
-      `${urls.issuer}/api/contact`,
-      urls.mcpResource,
-      // Served by the discovery routes with the authorization server metadata (docs/agent-auth.md).
-      `${urls.issuer}/.well-known/openid-configuration`,
-    ]);
+    const allowed = new Set<string>([...Object.values(urls), `${urls.issuer}/api/contact`, urls.mcpResource]);
     const found = publicUrlsIn(text, PUBLIC_URL);
     expect(found.length).toBeGreaterThan(20);
     expect(found.filter((url) => !allowed.has(url))).toEqual([]);
@@ -75,7 +69,7 @@ describe('GET /auth.md', () => {
       urls.protectedResourceMetadata,
       urls.mcpProtectedResourceMetadata,
       urls.authorizationServerMetadata,
-      `${urls.issuer}/.well-known/openid-configuration`,
+      urls.mcpVerifiedProtectedResourceMetadata,
       urls.jwksUri,
     ]) {
       expect(text).toContain(url);

@@ -136,7 +136,7 @@ describe('POST /api/contact with the page’s signals', () => {
 
   it('answers a retry with the same Idempotency-Key as the first time, its stored verdict unchanged by the retry’s proof', async () => {
     testApp = await start();
-    const body = validInquiry({ message: 'Sent twice, with the same key.' });
+    const body = validInquiry({ message: 'Sent twice, with the same key: a website for us.' });
     const key = '4d9c3f7e-0a55-4a3c-9a5e-7d1b2c3e4f50';
     const proof = await freshProof();
     const first = await post({ 'idempotency-key': key, altcha: proof }, body);
@@ -178,7 +178,7 @@ describe('POST /api/contact with the page’s signals', () => {
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: 'submit_inquiry', arguments: validInquiry({ message: 'Sent by an agent.' }) },
+        params: { name: 'submit_inquiry', arguments: validInquiry({ message: 'Sent by an agent: a website for us.' }) },
       }),
     });
     expect(response.statusCode).toBe(200);

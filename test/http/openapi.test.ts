@@ -164,7 +164,7 @@ function schemaOf(doc: OpenApiDocument, name: string): (value: unknown) => strin
   return (value) => (validate(value) ? '' : ajv.errorsText(validate.errors));
 }
 
-const AS_METADATA_PATHS = ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'] as const;
+const AS_METADATA_PATHS = ['/.well-known/oauth-authorization-server'] as const;
 const TRUSTED_ISSUERS = JSON.stringify({ 'https://idp.example': 'https://idp.example/jwks.json' });
 const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', INQUIRY_TO: 'studio@example.com' };
 const ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
@@ -264,7 +264,6 @@ describe('route coverage', () => {
       ['get', '/api/health'],
       ['get', '/.well-known/oauth-protected-resource'],
       ['get', '/.well-known/oauth-authorization-server'],
-      ['get', '/.well-known/openid-configuration'],
       ['get', '/.well-known/mcp/server-card.json'],
       ['post', '/agent/register'],
       ['post', '/agent/claim'],

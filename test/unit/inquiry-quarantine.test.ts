@@ -104,7 +104,7 @@ describe.each(BACKENDS)('on $name, intake with the spam filter', ({ fresh }) => 
     const service = createInquiryService({ store, channels: ['email'], spamFilter: { threshold: 4 } });
     const sent = await Promise.all(
       ['a', 'b', 'c', 'd', 'e'].map((name) =>
-        service.submit(validInquiry({ email: `${name}@x.example`, message: 'Please call me back.' })),
+        service.submit(validInquiry({ email: `${name}@x.example`, message: 'Please call me back about the website.' })),
       ),
     );
     const judgements = await store.inquiries.judgements(sent.map((result) => result.reference));

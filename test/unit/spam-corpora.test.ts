@@ -3,6 +3,7 @@
 // the share of spam quarantined in each.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { TUNING_BRIEFS, TUNING_SPAM } from '../../scripts/train-spam-vocabulary.js';
 import { NEUTRAL_SIGNALS, type SpamInquiry } from '../../src/spam/types.js';
 import { judge } from '../../src/spam/verdict.js';
 
@@ -13,13 +14,12 @@ function corpus(name: string): SpamInquiry[] {
 const SETS = [
   {
     name: 'tuning',
-    briefs: ['briefs', 'briefs-2', 'briefs-3', 'briefs-4', 'briefs-5', 'briefs-6', 'briefs-7'].flatMap(corpus),
-    spam: ['spam', 'spam-2', 'spam-3', 'spam-4', 'spam-5', 'spam-6', 'spam-7'].flatMap(corpus),
+    briefs: TUNING_BRIEFS.flatMap(corpus),
+    spam: TUNING_SPAM.flatMap(corpus),
     spamCaught: 0.9,
   },
-  // Never tuned against (README): 77.5 % when the rules were last changed. The target is 90 %; this
-  // floor guards against a change that makes the filter worse at spam it has not seen.
-  { name: 'hold-out', briefs: corpus('holdout/briefs'), spam: corpus('holdout/spam'), spamCaught: 0.75 },
+  // Never tuned against (README): 92 % when the rules were last changed.
+  { name: 'hold-out', briefs: corpus('holdout/briefs'), spam: corpus('holdout/spam'), spamCaught: 0.9 },
 ];
 
 describe.each(SETS)('the $name corpora', ({ name, briefs, spam, spamCaught }) => {

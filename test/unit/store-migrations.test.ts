@@ -71,6 +71,10 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '021_inbox_sign_in',
       '022_inbox_states',
       '023_inbox_search',
+      '025_channel_health',
+      '027_oauth_clients',
+      '028_oauth_authorizations',
+      '029_oauth_refresh_tokens',
     ]);
     expect(await store.outbox.countByStatus()).toEqual({ pending: 0, succeeded: 0, failed: 0, dead: 0 });
     const domains = await upgraded.db.selectFrom('claim_code_sends').select(['recipient', 'domain']).orderBy('recipient').execute();

@@ -4,11 +4,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { OAuthError } from '../../auth/errors.js';
 import { AUTH_BODY_LIMIT_BYTES, AUTH_RATE_LIMITS, type AuthRateLimits, type RateLimit } from '../../auth/limits.js';
-import { unreadableBody } from '../json-body.js';
-import { isOAuthRoute, UnsupportedMediaTypeError } from '../problems.js';
+import { registerFormParser } from '../form-body.js';
 
 export type { AuthRateLimits } from '../../auth/limits.js';
 
+import type { OAuthTokens } from '../../auth/oauth-tokens.js';
 import type { AgentAuth } from '../../auth/service.js';
 
 const rateLimited = (limit: RateLimit) => ({
@@ -19,29 +19,9 @@ const rateLimited = (limit: RateLimit) => ({
 
 export async function agentAuthRoutes(
   app: FastifyInstance,
-  { auth, limits = AUTH_RATE_LIMITS }: { auth: AgentAuth; limits?: AuthRateLimits },
+  { auth, oauthTokens, limits = AUTH_RATE_LIMITS }: { auth: AgentAuth; oauthTokens: OAuthTokens; limits?: AuthRateLimits },
 ) {
-  // RFC 6749 §3.2: token requests are form-encoded; a parameter sent twice is an invalid request.
-  // /agent/* takes JSON only (docs/api.md), as its OpenAPI description says.
-  // The matched route, not the URL as sent (absolute-form, percent-encoded: RFC 9112 §3.2).
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
-    if (!isOAuthRoute(request)) {
-      done(new UnsupportedMediaTypeError('Send the request body as JSON with Content-Type: application/json.'), undefined);
-      return;
-    }
-    const unreadable = unreadableBody(request, body as Buffer);
-    if (unreadable) {
-      done(unreadable, undefined);
-      return;
-    }
-    const params = new URLSearchParams((body as Buffer).toString('utf8'));
-    const names = [...params.keys()];
-    if (new Set(names).size !== names.length) {
-      done(new OAuthError('invalid_request', 'a parameter was sent more than once'), undefined);
-      return;
-    }
-    done(null, Object.fromEntries(params));
-  });
+  registerFormParser(app);
 
   const post = (path: string, limit: RateLimit, handler: (body: unknown, reply: FastifyReply) => Promise<unknown>) =>
     app.post(path, { bodyLimit: AUTH_BODY_LIMIT_BYTES, config: { rateLimit: rateLimited(limit) } }, (request, reply) =>
@@ -53,12 +33,15 @@ export async function agentAuthRoutes(
   post('/agent/register', limits.register, async (body, reply) => answer(reply, await auth.register(body)));
   post('/agent/claim', limits.claim, async (body, reply) => answer(reply, await auth.claim(body)));
   post('/oauth/token', limits.token, async (body, reply) => {
-    const response = await auth.token(oauthParams(body));
+    const params = oauthParams(body);
+    // authorization_code and refresh_token: the sign-in flow's grants; the others: auth.md's.
+    const response = oauthTokens.handles(params.grant_type) ? await oauthTokens.token(params) : await auth.token(params);
     // RFC 6749 §5.1: token responses are never cached.
     return answer(reply.header('pragma', 'no-cache'), { status: 200, body: response });
   });
   post('/oauth/revoke', limits.revoke, async (body, reply) => {
-    await auth.revoke(oauthParams(body).token);
+    const { token } = oauthParams(body);
+    if (!(token && (await oauthTokens.revoke(token)))) await auth.revoke(token);
     return answer(reply, { status: 200, body: undefined });
   });
 }

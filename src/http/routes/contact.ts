@@ -1,15 +1,17 @@
 // POST /api/contact (docs/api.md): validate the body and Idempotency-Key (before the rate limit, so
 // corrections in the form use no allowance) → a retry answered from a read, or the rate limit → the
 // page's signals (proof of work, honeypot) → the inquiry service (one not stored gives its use back)
-// → the plain-text confirmation.
+// → the plain-text confirmation, or the receipt as JSON when the client asks for it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdempotencyKeyError } from '../../errors.js';
 import { confirmationText } from '../../inquiries/confirmation.js';
 import { admitInquiry, type LimitRule, type LimitVerdict, type WindowLimiter } from '../../inquiries/rate-limit.js';
+import { attributionOf, type Caller, inquiryReceipt } from '../../inquiries/receipt.js';
 import { inquirySchema } from '../../inquiries/schema.js';
 import { checkIdempotencyKey, type InquiryService } from '../../inquiries/service.js';
 import type { ProofOfWork } from '../../spam/proof-of-work.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { prefers, varyOnAccept } from '../accept.js';
 import { type BearerOptions, bearerClient } from '../bearer.js';
 import { problem, refusal, sendProblem } from '../problems.js';
 
@@ -39,13 +41,15 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
   const { inquiries, profile, limiter, proofOfWork } = options;
   app.post(CONTACT_PATH, { schema: { body: inquirySchema }, preHandler: checkIdempotencyKeyHeader }, async (request, reply) => {
     const idempotencyKey = idempotencyKeyOf(request);
+    let caller: Caller = { clientId: null, tokenRejected: false };
     // Not stored (a 500 inquiry_not_stored, …): admitInquiry gives its use back, then the error is answered.
     const admission = await admitInquiry(
       limiter,
       request.ip,
       () => inquiries.answerRetry(request.body, idempotencyKey),
       async (retry) => {
-        const { clientId, trustedAgent } = await bearerClient(request.headers.authorization, reply, options);
+        const { clientId, trustedAgent, tokenRejected } = await bearerClient(request.headers.authorization, reply, options);
+        caller = { clientId, tokenRejected };
         if (retry) return retry;
         // Checked once admitted: a valid proof is spent here, whatever becomes of the inquiry.
         const proof = await proofOfWork.check(headerOf(request, PROOF_HEADER));
@@ -61,6 +65,10 @@ export async function contactRoute(app: FastifyInstance, options: ContactRouteOp
     // and sent again must be told (the contact page says so).
     reply.header('inquiry-outcome', result.outcome);
     if (result.replayed) reply.header('idempotent-replayed', 'true');
+    varyOnAccept(reply);
+    if (prefers(request.headers.accept, 'application/json', 'text/plain')) {
+      return reply.type('application/json').send(inquiryReceipt(profile, result, attributionOf(caller, options.resourceMetadataUrl)));
+    }
     return reply.type('text/plain; charset=utf-8').send(confirmationText(profile, result.reference));
   });
 

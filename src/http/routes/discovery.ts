@@ -22,9 +22,8 @@ export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile
   const documents: Record<string, () => unknown> = {
     '/.well-known/oauth-protected-resource': () => protectedResourceMetadata(urls, profile, 'api'),
     '/.well-known/oauth-protected-resource/mcp': () => protectedResourceMetadata(urls, profile, 'mcp'),
+    '/.well-known/oauth-protected-resource/mcp/verified': () => protectedResourceMetadata(urls, profile, 'mcp-verified'),
     '/.well-known/oauth-authorization-server': () => asMetadata,
-    // This service has no end-user login: the OpenID document is the same metadata, nothing more.
-    '/.well-known/openid-configuration': () => asMetadata,
     '/.well-known/jwks.json': () => keys.publicJwks(),
   };
   // PUBLIC_URL with a path (https://host/inquiry): clients look for the metadata of that issuer and
@@ -35,6 +34,7 @@ export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile
     documents[`/.well-known/oauth-authorization-server${root}`] = () => asMetadata;
     documents[`/.well-known/oauth-protected-resource${root}/`] = () => protectedResourceMetadata(urls, profile, 'api');
     documents[`/.well-known/oauth-protected-resource${root}/mcp`] = () => protectedResourceMetadata(urls, profile, 'mcp');
+    documents[`/.well-known/oauth-protected-resource${root}/mcp/verified`] = () => protectedResourceMetadata(urls, profile, 'mcp-verified');
   }
   const publish = (reply: FastifyReply, body: unknown) =>
     reply

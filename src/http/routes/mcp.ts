@@ -1,17 +1,28 @@
-// POST /mcp: the MCP streamable-HTTP endpoint, stateless (a fresh server and transport per request,
-// nothing kept between requests, so any number of instances can serve it); other methods answer
-// 405. Also the server card, at /.well-known/mcp/server-card.json and /mcp/server-card.
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+// POST /mcp: the MCP streamable-HTTP endpoint on the SDK's public API, stateless (a fresh server per
+// request, nothing kept between requests, so any number of instances can serve it): 2026-07-28
+// through createMcpHandler, the 2025 versions through a JSON-answering stateless transport; other
+// methods answer 405. Also the server card (src/mcp/server-card.ts) and the MCP catalog.
+import {
+  createMcpHandler,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentAuth } from '../../auth/service.js';
-import { authUrls, basePath } from '../../auth/urls.js';
+import { type AuthUrls, authUrls } from '../../auth/urls.js';
 import type { Config } from '../../config.js';
 import type { WindowLimiter } from '../../inquiries/rate-limit.js';
 import type { InquiryService } from '../../inquiries/service.js';
-import { buildMcpServer, MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../mcp/server.js';
-import { TOOLS } from '../../mcp/tools.js';
+import type { McpContext } from '../../mcp/context.js';
+import { buildMcpServer } from '../../mcp/server.js';
+import { MCP_CATALOG_PATH, mcpCatalog, SERVER_CARD_MEDIA_TYPE, SERVER_CARD_PATHS, serverCard } from '../../mcp/server-card.js';
+import { allowsBatches, BATCH_VERSION } from '../../mcp/versions.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { prefers, varyOnAccept } from '../accept.js';
 import { bearerClient } from '../bearer.js';
 import { InvalidBodyError, problem, refusal, sendProblem } from '../problems.js';
 
@@ -49,6 +60,7 @@ export interface McpRouteOptions {
 
 export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiries, auth, limiter }: McpRouteOptions) {
   const urls = authUrls(config.publicUrl);
+  const answer = mcpAnswerer();
 
   // MCP transport spec, "Security Warning": validate Origin against DNS rebinding. A browser page
   // from another origin is refused, whatever it sends and before its body is read; clients that
@@ -66,43 +78,29 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
     async (request, reply) => {
       const batch = Array.isArray(request.body);
       const messages: unknown[] = batch ? (request.body as unknown[]) : [request.body];
-      const refusal = batchRefusal(messages, batch) ?? notMessages(messages, batch);
-      if (refusal !== undefined) return invalidRequest(reply, refusal);
+      const refused = batchRefusal(messages, batch, headerOf(request, 'mcp-protocol-version')) ?? notMessages(messages, batch);
+      if (refused !== undefined) return invalidRequest(reply, refused);
       for (const message of messages) dropTaskMetadata(message);
       // MCP "Cancellation": a receiver MAY ignore a cancellation, and this one does. Within a batch
       // the SDK would drop the cancelled request's answer and, waiting for it, never answer at all.
       const body = batch ? messages.filter((message) => !isCancellation(message)) : request.body;
-      const { clientId, trustedAgent, tokenRejected } = await bearerClient(request.headers.authorization, reply, {
+      const caller = await bearerClient(request.headers.authorization, reply, {
         auth,
         resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
         audience: urls.mcpResource,
       });
-      const server = buildMcpServer({
-        profile,
-        urls,
-        inquiries,
-        limiter,
-        clientAddress: request.ip,
-        clientId,
-        trustedAgent,
-        tokenRejected,
-      });
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      // A client that hangs up is not waited for: the server and transport are closed all the same.
-      const hungUp = new Promise<undefined>((resolve) => reply.raw.once('close', () => resolve(undefined)));
-      try {
-        await server.connect(transport);
-        const answer = await Promise.race([transport.handleRequest(webRequest(request, urls.mcpResource), { parsedBody: body }), hungUp]);
-        if (answer === undefined) return reply.hijack();
-        reply.code(answer.status);
-        for (const [name, value] of answer.headers) reply.header(name, value);
-        const text = await answer.text();
-        // JSON-RPC 2.0 §6: a batch is answered with an array, however many answers it has; the
-        // transport sends a lone answer bare.
-        return reply.send(batch && answer.status === 200 && text.startsWith('{') ? `[${text}]` : text === '' ? undefined : text);
-      } finally {
-        await server.close();
-      }
+      const context: McpContext = { profile, urls, inquiries, limiter, clientAddress: request.ip, ...caller };
+      // A client that hangs up is not waited for: its exchange is aborted and its server closed.
+      const hangUp = new AbortController();
+      reply.raw.once('close', () => hangUp.abort());
+      const answered = await answer(webRequest(request, urls, hangUp.signal), body, context);
+      if (answered === undefined || hangUp.signal.aborted) return reply.hijack();
+      reply.code(answered.status);
+      for (const [name, value] of answered.headers) reply.header(name, value);
+      const text = await answered.text();
+      // JSON-RPC 2.0 §6: a batch is answered with an array, however many answers it has; the
+      // transport sends a lone answer bare.
+      return reply.send(batch && answered.status === 200 && text.startsWith('{') ? `[${text}]` : text === '' ? undefined : text);
     },
   );
 
@@ -114,24 +112,82 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       problem(405, 'method_not_allowed', 'This MCP server is stateless: send JSON-RPC with POST.'),
     ),
   );
-  for (const method of ['GET', 'DELETE', 'PUT', 'PATCH'] as const) {
+  for (const method of MCP_NOT_ALLOWED) {
     app.route({ method, url: '/mcp', onRequest: [refuseForeignOrigin, notAllowed], handler: notAllowed });
   }
 
-  const card = serverCard(config, profile);
-  for (const path of ['/.well-known/mcp/server-card.json', '/mcp/server-card']) {
-    app.get(path, async (_request, reply) =>
-      reply.header('access-control-allow-origin', '*').header('cache-control', `public, max-age=${CARD_MAX_AGE_SECONDS}`).send(card),
+  const publish = (reply: FastifyReply, body: unknown, type: string) =>
+    varyOnAccept(reply)
+      .header('access-control-allow-origin', '*')
+      .header('cache-control', `public, max-age=${CARD_MAX_AGE_SECONDS}`)
+      .type(type)
+      .send(JSON.stringify(body));
+  const card = serverCard(config.publicUrl, profile);
+  for (const path of SERVER_CARD_PATHS) {
+    app.get(path, async (request, reply) =>
+      publish(
+        reply,
+        card,
+        prefers(request.headers.accept, SERVER_CARD_MEDIA_TYPE, 'application/json', true) ? SERVER_CARD_MEDIA_TYPE : 'application/json',
+      ),
     );
   }
+  const catalog = mcpCatalog(config.publicUrl, profile);
+  app.get(MCP_CATALOG_PATH, async (_request, reply) => publish(reply, catalog, 'application/json'));
 }
 
-/** Why a batch is refused as a whole: empty, too long, or two requests with one id. */
-function batchRefusal(messages: readonly unknown[], batch: boolean): string | undefined {
+/** The methods answered 405 at /mcp (and HEAD, as GET's); the OpenAPI document lists them. */
+export const MCP_NOT_ALLOWED = ['GET', 'DELETE', 'PUT', 'PATCH'] as const;
+
+/**
+ * The SDK's two eras behind one call: a 2026-07-28 request (its per-request _meta) goes to
+ * createMcpHandler; a 2025 one to a stateless transport that answers JSON, as it always did here
+ * (the handler's own 2025 leg answers with an SSE stream). Undefined: the exchange was aborted.
+ */
+function mcpAnswerer() {
+  const callers = new WeakMap<Request, McpContext>();
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const context = requestInfo === undefined ? undefined : callers.get(requestInfo);
+      if (context === undefined) throw new Error('An MCP request without its caller');
+      return buildMcpServer(context);
+    },
+    { legacy: 'reject', maxRequestBodySize: MCP_BODY_LIMIT_BYTES },
+  );
+  return async (request: Request, body: unknown, context: McpContext): Promise<Response | undefined> => {
+    if (!(await isLegacyRequest(request, body))) {
+      callers.set(request, context);
+      const response = await modern.fetch(request, { parsedBody: body });
+      return response.status === 499 ? undefined : response;
+    }
+    const server = buildMcpServer(context);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const aborted = new Promise<undefined>((resolve) => request.signal.addEventListener('abort', () => resolve(undefined)));
+    try {
+      await server.connect(transport);
+      return await Promise.race([transport.handleRequest(request, { parsedBody: body }), aborted]);
+    } finally {
+      await server.close();
+    }
+  };
+}
+
+/**
+ * Why a batch is refused as a whole: under a version without batches (2025-06-18 removed them),
+ * empty, too long, holding initialize, or two requests with one id.
+ */
+function batchRefusal(messages: readonly unknown[], batch: boolean, protocolVersion: string | undefined): string | undefined {
   if (!batch) return undefined;
+  if (!allowsBatches(protocolVersion)) {
+    return `Invalid Request: MCP ${String(protocolVersion).slice(0, 40)} has no JSON-RPC batches (only ${BATCH_VERSION} has); send one message per request.`;
+  }
   if (messages.length === 0) return 'Invalid Request: the batch is empty; send at least one JSON-RPC message.';
   if (messages.length > MCP_MAX_BATCH) {
     return `Invalid Request: a batch may hold at most ${MCP_MAX_BATCH} messages (this one holds ${messages.length}); send the rest in further requests.`;
+  }
+  // MCP 2025-03-26, Lifecycle, Initialization: "The initialize request MUST NOT be part of a JSON-RPC batch".
+  if (messages.some((message) => isRequest(message) && message.method === 'initialize')) {
+    return 'Invalid Request: initialize must not be part of a JSON-RPC batch (MCP 2025-03-26, Lifecycle); send it alone, then batch the rest.';
   }
   // Each answer is matched to its request by id: two requests with one id could not be told apart.
   const ids = new Set<unknown>();
@@ -146,10 +202,13 @@ function batchRefusal(messages: readonly unknown[], batch: boolean): string | un
 
 /** JSON-RPC 2.0 §5.1: valid JSON that is not a message is an Invalid Request (not a Parse error, which says the JSON could not be read). */
 function notMessages(messages: readonly unknown[], batch: boolean): string | undefined {
-  const index = messages.findIndex((message) => !JSONRPCMessageSchema.safeParse(message).success);
+  const index = messages.findIndex((message) => !isJsonRpcMessage(message));
   if (index === -1) return undefined;
   return notJsonRpcMessage(batch ? `message ${index + 1} of the batch` : 'the body');
 }
+
+const isJsonRpcMessage = (message: unknown) =>
+  isJSONRPCRequest(message) || isJSONRPCNotification(message) || isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
 
 const isCancellation = (message: unknown) =>
   typeof message === 'object' && message !== null && 'method' in message && message.method === 'notifications/cancelled';
@@ -166,14 +225,20 @@ function dropTaskMetadata(message: unknown): void {
   delete (message.params as { task?: unknown }).task;
 }
 
-/** The transport's view of the request: the headers it reads (the body is handed over parsed). */
-function webRequest(request: FastifyRequest, url: string): Request {
+/** The SDK's view of the request: the headers it reads (the body is handed over parsed). */
+function webRequest(request: FastifyRequest, urls: AuthUrls, signal: AbortSignal): Request {
   const headers = new Headers();
-  for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id']) {
-    const value = request.headers[name];
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']) {
+    const value = headerOf(request, name);
+    if (value !== undefined) headers.set(name, value);
   }
-  return new Request(url, { method: 'POST', headers });
+  return new Request(urls.mcpResource, { method: 'POST', headers, signal });
+}
+
+/** A request header's value; several of the same name joined as Node joins them. */
+function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** A JSON-RPC Invalid Request, id null: none of the request runs. */
@@ -197,26 +262,4 @@ function jsonRpcParseError(error: FastifyError, request: FastifyRequest, reply: 
     .code(400)
     .type('application/json')
     .send({ jsonrpc: '2.0', id: null, error: { code: JSON_RPC_PARSE_ERROR, message } });
-}
-
-/** The server card: the current fields and the earlier ones scanners still read, in one document. */
-export function serverCard(config: Config, profile: StudioProfile) {
-  const base = config.publicUrl;
-  const host = new URL(base).hostname.split('.').reverse().join('.');
-  const description = `Send project inquiries to ${profile.name} and look up its services.`;
-  return {
-    $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
-    name: `${host}/${MCP_SERVER_NAME}`,
-    version: MCP_SERVER_VERSION,
-    title: `${profile.name} inquiries`,
-    description: description.length <= 100 ? description : `${description.slice(0, 99)}…`,
-    websiteUrl: profile.website,
-    remotes: [{ type: 'streamable-http', url: `${base}/mcp` }],
-    serverInfo: { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
-    // A path on the server's host (PUBLIC_URL's path first), as the remote's url is.
-    transport: { type: 'streamable-http', endpoint: `${basePath(base)}/mcp` },
-    capabilities: { tools: { listChanged: false } },
-    tools: TOOLS.map(({ name, description: toolDescription }) => ({ name, description: toolDescription })),
-    authentication: { required: false, schemes: ['bearer'] },
-  };
 }
