@@ -1,6 +1,7 @@
 // What the inbox does with inquiries (docs/inbox.md), for its HTTP door: the listing, one inquiry in
 // full, its state, spam / not spam, requeue, erase and export. The same domain code as the CLI's.
 
+import { type ChannelHealth, deliveryHealth } from '../delivery/health.js';
 import { type MoveOutcome, moveInquiry } from '../inquiries/verdicts.js';
 import { type EraseOutcome, erasePerson } from '../personal-data/erase.js';
 import { senderOf } from '../personal-data/subject.js';
@@ -96,6 +97,9 @@ export function createInboxService(deps: InboxServiceDeps) {
         if (page.length < EXPORT_PAGE_SIZE) return;
       }
     },
+
+    /** Each configured channel's delivery health (src/delivery/health.ts). */
+    health: (): Promise<ChannelHealth[]> => deliveryHealth(deps.store.outbox, deps.channels, now()),
 
     /** Inquiries per UTC day of the last OVERVIEW_DAYS days (today included), by source. */
     async perDay(): Promise<{ days: readonly string[]; counts: readonly DailyCount[] }> {

@@ -1,8 +1,8 @@
 // The schema's migrations, in order of their names: each one step of the schema, written with
 // Kysely's schema builder and portable types so that SQLite and PostgreSQL share them. Run by migrations.ts.
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
-import { INBOX_MIGRATIONS } from './migration-steps-inbox.js';
 import { DELIVERY_MIGRATIONS } from './migration-steps-delivery.js';
+import { INBOX_MIGRATIONS } from './migration-steps-inbox.js';
 import { OAUTH_MIGRATIONS } from './migration-steps-oauth.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {

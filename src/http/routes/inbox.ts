@@ -7,6 +7,7 @@ import type { Config } from '../../config.js';
 import type { Access } from '../../inbox/access.js';
 import type { InboxService } from '../../inbox/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { alertBanner, healthSection } from '../../web/inbox/health.js';
 import { messagePage } from '../../web/inbox/layout.js';
 import { sendVersionedAsset } from '../documents.js';
 import { readInboxAssets } from '../inbox/assets.js';
@@ -26,10 +27,6 @@ export interface InboxRouteOptions {
   readonly service: InboxService;
   /** Sign-in requests per client address (SIGN_IN_RATE_LIMIT unless given). */
   readonly signInLimit?: { readonly max: number; readonly timeWindow: number };
-  /** The overview's delivery health, as HTML. */
-  readonly health?: () => Promise<string>;
-  /** The delivery alerts shown above every page (empty when none). */
-  readonly banner?: () => Promise<string>;
 }
 
 const ERROR_TEXTS: Readonly<Record<number, string>> = {
@@ -51,9 +48,9 @@ export async function inboxRoutes(app: FastifyInstance, options: InboxRouteOptio
     origin: new URL(options.config.publicUrl).origin,
     cookie: sessionCookie(options.config.publicUrl, root),
     assets: { css: assetUrl('inbox.css'), js: assetUrl('inbox.js') },
-    health: options.health ?? (async () => '<p>Delivery health is not available.</p>'),
+    health: async () => healthSection(await options.service.health()),
   };
-  const banner = options.banner ?? (async () => '');
+  const banner = async () => alertBanner(await options.service.health(), root);
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
