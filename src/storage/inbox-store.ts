@@ -4,9 +4,8 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import { executorOn } from './executor.js';
 import type { OpenDatabase } from './handle.js';
-import { POSTGRES_SEARCH_VECTOR_SQL } from './migration-steps-inbox.js';
 import type { InboxEntry, InboxQuery, InboxSessionRecord, InboxStore } from './ports-inbox.js';
-import { toDelivery, toInquiry, toJudgement } from './rows.js';
+import { INQUIRY_COLUMNS, toDelivery, toInquiry, toJudgement } from './rows.js';
 import type { Database } from './schema.js';
 
 const DAY_MS = 86_400_000;
@@ -38,7 +37,7 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
     db
       .selectFrom('inquiries')
       .leftJoin('agent_clients', 'agent_clients.client_id', 'inquiries.client_id')
-      .selectAll('inquiries')
+      .select(INQUIRY_COLUMNS.map((column) => `inquiries.${column}` as const))
       .select('agent_clients.client_name as agent_name');
 
   const statusFilter = (status: InboxQuery['status']) => (eb: ExpressionBuilder<Database, 'inquiries'>) => {
@@ -50,8 +49,7 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
 
   const matching = (words: readonly string[]) => (eb: ExpressionBuilder<Database, 'inquiries'>) => {
     const query = searchQuery(dialect, words);
-    if (dialect === 'postgres')
-      return sql<boolean>`${sql.raw(POSTGRES_SEARCH_VECTOR_SQL.replace(/\b(first_name|last_name|email|company|message)\b/g, 'inquiries.$1'))} @@ to_tsquery('simple', ${query})`;
+    if (dialect === 'postgres') return sql<boolean>`inquiries.search_vector @@ to_tsquery('simple', ${query})`;
     return eb(
       'inquiries.reference',
       'in',
@@ -124,10 +122,11 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
       return Number(links.numDeletedRows) + Number(sessions.numDeletedRows);
     },
     async list({ words, status, source, limit, after }) {
+      const searching = words !== undefined && words.length > 0;
       let query = listing().where(statusFilter(status));
       if (source === 'unknown') query = query.where('inquiries.source', 'is', null);
       else if (source) query = query.where('inquiries.source', '=', source);
-      if (words && words.length > 0) query = query.where(matching(words));
+      if (searching) query = query.where(matching(words));
       if (after) {
         const at = after.receivedAt.getTime();
         query = query

@@ -29,7 +29,10 @@ const UNDO: readonly (readonly [string, Undo])[] = [
   [
     '023_inbox_search',
     async (db) => {
-      if (db.getExecutor().adapter instanceof PostgresAdapter) return dropIndexes('inquiries_search')(db);
+      if (db.getExecutor().adapter instanceof PostgresAdapter) {
+        await dropIndexes('inquiries_search')(db);
+        return dropColumns('inquiries', 'search_vector')(db);
+      }
       await sql`drop trigger inquiries_search_insert`.execute(db);
       await sql`drop trigger inquiries_search_delete`.execute(db);
       await dropTable('inquiries_search')(db);
@@ -39,7 +42,7 @@ const UNDO: readonly (readonly [string, Undo])[] = [
   [
     '022_inbox_states',
     async (db) => {
-      await dropIndexes('inquiries_inbox_listing')(db);
+      await dropIndexes('inquiries_inbox_listing', 'inquiries_received_source')(db);
       await dropColumns('inquiries', 'inbox_state')(db);
     },
   ],

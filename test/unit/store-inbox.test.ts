@@ -1,8 +1,13 @@
 // The inbox's store on each backend: links taken once and only in time, sessions, the purge, the
 // listing's filters, search and keyset pages, the agent's name, states, counts per day, and the
 // search index following inquiries that are deleted.
+
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { DatabaseConfig } from '../../src/config.js';
 import { createAccess, LINK_TTL_MS, LINKS_PER_ADDRESS, SESSION_IDLE_MS, SESSION_MAX_MS } from '../../src/inbox/access.js';
+import { erasePerson } from '../../src/personal-data/erase.js';
+import type { OpenDatabase } from '../../src/storage/handle.js';
 import { createInboxStore } from '../../src/storage/inbox-store.js';
 import type { InquiryRecord, Store } from '../../src/storage/ports.js';
 import type { InboxStore } from '../../src/storage/ports-inbox.js';
@@ -16,10 +21,12 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
   const stores = storePerTest(fresh);
   let store: Store;
   let inbox: InboxStore;
+  let database: OpenDatabase & { config: DatabaseConfig };
   async function open() {
-    const { store: opened, opened: database } = await stores.open();
+    const { store: opened, opened: handle, database: fresh } = await stores.open();
     store = opened;
-    inbox = createInboxStore(database);
+    database = { ...handle, config: fresh.config };
+    inbox = createInboxStore(handle);
   }
   const insert = (...records: InquiryRecord[]) =>
     store.inquiries.insertMany(records.map((record) => ({ inquiry: record, fingerprint: record.reference })));
@@ -121,6 +128,20 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     expect(await references({ status: 'all', words: ['zebedee'], limit: 5 })).toEqual([]);
     await insert({ ...inquiry('INQ-AAAAD2', T0), lastName: 'Zebedee' });
     expect(await references({ status: 'all', words: ['zebedee'], limit: 5 })).toEqual(['INQ-AAAAD2']);
+  });
+
+  it("keeps none of an erased person's words in the search index", async () => {
+    await open();
+    await insert({ ...inquiry('INQ-AAAAE1', T0), lastName: 'Quixotically', email: 'q@example.com' }, inquiry('INQ-AAAAE2', T0));
+    const { createPersonalDataStore } = await import('../../src/storage/personal-data-store.js');
+    const personal = createPersonalDataStore(database);
+    const outcome = await erasePerson(personal, { email: 'q@example.com', recipient: 'q@example.com' }, { waitMs: 0 });
+    expect('erased' in outcome).toBe(true);
+    expect(await references({ status: 'all', words: ['quixotically'], limit: 5 })).toEqual([]);
+    if (database.dialect === 'sqlite') {
+      const { path } = database.config as { path: string };
+      expect(readFileSync(path).includes(Buffer.from('quixotically'))).toBe(false);
+    }
   });
 
   it('signs in by link once, within its time, and ends sessions idle or too old', async () => {
