@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { reserveBaseUrl, startTestApp, type TestApp } from '../test/helpers/app.js';
 import { launchChromium, launched } from '../test/helpers/browser.js';
+import { startWebhookReceiver, TEST_WEBHOOK_SECRET } from '../test/helpers/webhook.js';
 
 const INBOX_USER = 'studio@example.com';
 const IMAGES = fileURLToPath(new URL('../docs/images/', import.meta.url));
@@ -20,7 +21,10 @@ async function main(): Promise<void> {
   mkdirSync(IMAGES, { recursive: true });
   // PUBLIC_URL must be the origin the browser loads (the page's CSP and CORS are bound to it).
   const { port, base } = await reserveBaseUrl();
-  const app = await startTestApp({ listen: true, port, env: { PUBLIC_URL: base, INBOX_USERS: INBOX_USER }, startWorker: false });
+  // A webhook receiver, so that the inbox's pictures show deliveries made.
+  const receiver = await startWebhookReceiver();
+  const env = { PUBLIC_URL: base, INBOX_USERS: INBOX_USER, WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: TEST_WEBHOOK_SECRET };
+  const app = await startTestApp({ listen: true, port, env });
   const launch = await launchChromium();
   try {
     const browser = launched(launch);
@@ -34,10 +38,11 @@ async function main(): Promise<void> {
       await context.close();
       process.stdout.write(`wrote docs/images/${file}\n`);
     }
-    await inboxShots(app, base, browser);
+    await inboxShots(app, browser);
   } finally {
     await launch.browser?.close();
     await app.close();
+    await receiver.close();
   }
 }
 
@@ -73,7 +78,7 @@ const SAMPLES = [
   },
 ];
 
-async function inboxShots(app: TestApp, base: string, browser: Browser): Promise<void> {
+async function inboxShots(app: TestApp, browser: Browser): Promise<void> {
   // Stored as intake stores them, each through another door, a few minutes apart.
   const sources = ['page', 'api', 'mcp', 'page'] as const;
   await app.services.store.inquiries.insertMany(
@@ -88,6 +93,14 @@ async function inboxShots(app: TestApp, base: string, browser: Browser): Promise
       fingerprint: `sample-${i}`,
     })),
   );
+  const references = SAMPLES.map((_, i) => `INQ-SAMP0${i}`);
+  await app.services.store.outbox.enqueue(references, ['webhook'], new Date());
+  app.services.worker.wake();
+  const deadline = Date.now() + 10_000;
+  while ((await app.services.store.outbox.countByStatus()).pending > 0) {
+    if (Date.now() > deadline) throw new Error('the sample deliveries were not made');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   const link = await app.services.inbox?.access.printableLink(INBOX_USER);
   if (!link) throw new Error('no inbox link');
   const context = await browser.newContext({ viewport: { width: 1280, height: 760 }, locale: 'en-GB' });
