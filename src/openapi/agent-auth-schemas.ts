@@ -9,6 +9,7 @@ import {
   TOKEN_TYPE_ID_JAG,
   TOKEN_TYPE_JWT,
 } from '../auth/metadata.js';
+import type { AuthUrls } from '../auth/urls.js';
 import type { Json } from './common.js';
 
 /** A shortened JWT for examples. */
@@ -23,7 +24,6 @@ const scopes = { type: 'array', items: { const: INQUIRY_WRITE_SCOPE } } as const
 /** OAuth parameters: strings only; unknown ones are ignored. */
 const otherParams = { type: 'string' } as const;
 const scopeParam = { type: 'string', description: `Space-separated; the only scope is ${INQUIRY_WRITE_SCOPE} (the default).` } as const;
-const resourceParam = { type: 'string', format: 'uri', description: 'RFC 8707: B/ (the default) or B/mcp.' } as const;
 
 const registration = {
   type: 'object',
@@ -99,19 +99,23 @@ const claimCompleted = {
   },
 } as const;
 
-const jwtBearerRequest = {
+/** RFC 8707 `resource`: the two resources of this service, by their real addresses. */
+const resourceParam = (urls: AuthUrls) =>
+  ({ type: 'string', format: 'uri', description: `RFC 8707: ${urls.resource} (the default) or ${urls.mcpResource}.` }) as const;
+
+const jwtBearerRequest = (urls: AuthUrls) => ({
   type: 'object',
   required: ['grant_type', 'assertion'],
   properties: {
     grant_type: { const: GRANT_TYPE_JWT_BEARER },
     assertion: { ...jwt, description: 'An identity assertion of this service, or an ID-JAG of a trusted issuer.' },
     scope: scopeParam,
-    resource: resourceParam,
+    resource: resourceParam(urls),
   },
   additionalProperties: otherParams,
-} as const;
+});
 
-const tokenExchangeRequest = {
+const tokenExchangeRequest = (urls: AuthUrls) => ({
   type: 'object',
   required: ['grant_type', 'subject_token', 'subject_token_type'],
   properties: {
@@ -120,10 +124,10 @@ const tokenExchangeRequest = {
     subject_token_type: { enum: [TOKEN_TYPE_JWT, TOKEN_TYPE_ID_JAG] },
     requested_token_type: { const: TOKEN_TYPE_ACCESS_TOKEN },
     scope: scopeParam,
-    resource: resourceParam,
+    resource: resourceParam(urls),
   },
   additionalProperties: otherParams,
-} as const;
+});
 
 const tokenResponse = {
   type: 'object',
@@ -148,7 +152,7 @@ const revocationRequest = {
   additionalProperties: otherParams,
 } as const;
 
-export const authSchemas: Record<string, Json> = {
+export const authSchemas = (urls: AuthUrls): Record<string, Json> => ({
   Registration: registration,
   PendingRegistration: pendingRegistration,
   ClaimStarted: claimStarted,
@@ -156,8 +160,8 @@ export const authSchemas: Record<string, Json> = {
   TokenRequest: {
     oneOf: [{ $ref: '#/components/schemas/JwtBearerTokenRequest' }, { $ref: '#/components/schemas/TokenExchangeTokenRequest' }],
   },
-  JwtBearerTokenRequest: jwtBearerRequest,
-  TokenExchangeTokenRequest: tokenExchangeRequest,
+  JwtBearerTokenRequest: jwtBearerRequest(urls),
+  TokenExchangeTokenRequest: tokenExchangeRequest(urls),
   TokenResponse: tokenResponse,
   RevocationRequest: revocationRequest,
-};
+});

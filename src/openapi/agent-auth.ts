@@ -255,7 +255,7 @@ export function agentAuthArea({ urls }: AreaContext): Area {
       VerifiedEmailRegistration: component(verifiedEmailRegistrationSchema),
       IdJagRegistration: component(idJagRegistrationSchema),
       ClaimRequest: component(claimSchema),
-      ...authSchemas,
+      ...authSchemas(urls),
     },
   };
 }

@@ -154,7 +154,7 @@ const INITIALIZE = {
 
 const jsonRpcError = (message: string, code = -32000) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-export function mcpArea({ config, profile }: AreaContext): Area {
+export function mcpArea({ config, profile, urls }: AreaContext): Area {
   const card = serverCard(config.publicUrl, profile);
   const cardUrl = `${config.publicUrl}/.well-known/mcp/server-card.json`;
   const [, , submitTool] = TOOLS;
@@ -168,7 +168,7 @@ export function mcpArea({ config, profile }: AreaContext): Area {
       `Tools: ${TOOLS.map((tool) => `\`${tool.name}\``).join(', ')} — see the server card at ${cardUrl} and \`tools/list\`. ` +
       'Send `Accept: application/json, text/event-stream`. Invalid tool arguments and rate limiting are tool results with ' +
       '`isError: true` (status 200) that say what to fix. A browser `Origin` outside CORS_ORIGINS is refused (DNS-rebinding ' +
-      'protection). A bearer token for the resource B/mcp attributes submissions; a bad one never loses the inquiry.',
+      `protection). A bearer token for the resource ${urls.mcpResource} attributes submissions; a bad one never loses the inquiry.`,
     externalDocs: { description: 'MCP server card', url: cardUrl },
     tags: ['MCP'],
     security: [{}, { bearer: [] }],
