@@ -63,7 +63,7 @@ export function createAccess(deps: AccessDeps) {
      * Mails a sign-in link to `email` if it is a user, the mail channel exists and the address has
      * not had LINKS_PER_ADDRESS within the last LINK_TTL_MS; whether it did is not the caller's to tell.
      */
-    async requestLink(address: string): Promise<'queued' | 'ignored'> {
+    async requestLink(address: string, next?: string): Promise<'queued' | 'ignored'> {
       const email = address.trim().toLowerCase();
       if (!isUser(email) || deps.emailChannel === null) return 'ignored';
       const at = now();
@@ -75,7 +75,7 @@ export function createAccess(deps: AccessDeps) {
           { tokenHash: secretHash(linkToken(deps.linkKey, nonce)), email, createdAt: at, expiresAt: new Date(at.getTime() + LINK_TTL_MS) },
           tx,
         );
-        await deps.store.outbox.enqueueMessage({ id: randomUUID(), to: email, ...signInMail(deps, placeholder) }, channel, at, tx);
+        await deps.store.outbox.enqueueMessage({ id: randomUUID(), to: email, ...signInMail(deps, placeholder, next) }, channel, at, tx);
       });
       deps.onQueued?.();
       return 'queued';
@@ -120,7 +120,8 @@ export function sameToken(given: unknown, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function signInMail({ studioName, signInUrl }: Pick<AccessDeps, 'studioName' | 'signInUrl'>, token: string) {
+/** The mail with the link; `next`, a path of the inbox, is where the link leads once signed in. */
+function signInMail({ studioName, signInUrl }: Pick<AccessDeps, 'studioName' | 'signInUrl'>, token: string, next?: string) {
   const minutes = LINK_TTL_MS / 60_000;
   return {
     subject: `Sign in to the inbox of ${studioName}`,
@@ -129,7 +130,7 @@ function signInMail({ studioName, signInUrl }: Pick<AccessDeps, 'studioName' | '
       '',
       `Open this link within ${minutes} minutes to sign in (it works once):`,
       '',
-      `${signInUrl}?token=${token}`,
+      `${signInUrl}?token=${token}${next ? `&next=${encodeURIComponent(next)}` : ''}`,
       '',
       'If you did not ask, ignore this mail: nothing happens without the link.',
     ].join('\n'),

@@ -83,6 +83,27 @@ describe('a sign-in link', () => {
     expect(again.body).toContain('has been used or has expired');
   });
 
+  it("leads to the inquiry asked for before signing in (the notification mail's link), and nowhere else", async () => {
+    const asked = await get('/inbox/inquiries/INQ-7K2M9Q');
+    expect(asked.body).toContain('<input type="hidden" name="next" value="/inbox/inquiries/INQ-7K2M9Q">');
+    const token = await linkToken(t.services, 'studio@example.com');
+    expect((await get(`/inbox/sign-in?token=${token}&next=%2Finbox%2Finquiries%2FINQ-7K2M9Q`)).body).toContain(
+      'name="next" value="/inbox/inquiries/INQ-7K2M9Q"',
+    );
+    const signedIn = await post('/inbox/session', { token, next: '/inbox/inquiries/INQ-7K2M9Q' });
+    expect(signedIn.headers.location).toBe('/inbox/inquiries/INQ-7K2M9Q');
+    for (const next of [
+      'https://evil.example/',
+      '//evil.example/inbox/inquiries/INQ-7K2M9Q',
+      '/inbox/inquiries/INQ-7K2M9Q/../../x',
+      '/inbox/overview',
+    ]) {
+      const answer = await post('/inbox/session', { token: await linkToken(t.services, 'studio@example.com'), next });
+      expect(answer.headers.location, next).toBe('/inbox');
+    }
+    expect((await get(`/inbox/sign-in?token=${token}&next=https%3A%2F%2Fevil.example`)).body).not.toContain('name="next"');
+  });
+
   it('is not given for an address that may not sign in, and a made-up token opens nothing', async () => {
     expect(await t.services.inbox?.access.printableLink('someone@example.org')).toBeNull();
     expect((await post('/inbox/session', { token: 'A'.repeat(43) })).statusCode).toBe(400);

@@ -43,8 +43,17 @@ export const sessionOf = (http: InboxHttp, request: FastifyRequest) => http.acce
 /** The session, or the sign-in page answered 401 (undefined then). */
 export async function requireSession(http: InboxHttp, request: FastifyRequest, reply: FastifyReply): Promise<InboxSession | undefined> {
   const session = await sessionOf(http, request);
-  if (session === undefined) sendHtml(reply, 401, signInForm(pageContext(http), 'Your session has ended, or you have not signed in yet.'));
+  if (session === undefined) {
+    const next = request.method === 'GET' ? nextPath(http, request.url) : undefined;
+    sendHtml(reply, 401, signInForm(pageContext(http), 'Your session has ended, or you have not signed in yet.', next));
+  }
   return session;
+}
+
+/** Where to go once signed in: an inquiry's page of this inbox (the notification mail's link), nothing else. */
+export function nextPath(http: InboxHttp, value: unknown): string | undefined {
+  if (typeof value !== 'string' || !value.startsWith(`${http.root}/inquiries/`)) return undefined;
+  return /^INQ-[0-9A-HJKMNP-TV-Z]{6}$/.test(value.slice(http.root.length + '/inquiries/'.length)) ? value : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { messagePage } from '../../web/inbox/layout.js';
 import { confirmSignIn, linkSent, signInForm } from '../../web/inbox/sign-in.js';
-import { formField, guardChange, type InboxHttp, pageContext, refuseForeign, sameOrigin, sendHtml } from './context.js';
+import { formField, guardChange, type InboxHttp, nextPath, pageContext, refuseForeign, sameOrigin, sendHtml } from './context.js';
 import { clearCookie, readCookie, setCookie } from './cookies.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -26,18 +26,22 @@ export function signInRoutes(
       return sendHtml(reply, 400, signInForm(pageContext(http), 'That is not an email address such as ada@example.com.'));
     }
     // After the answer, so that its timing says nothing about whether the address is a user's.
+    const next = nextPath(http, formField(request, 'next'));
     setImmediate(() => {
-      http.access.requestLink(email).catch((error: unknown) => request.log.error({ err: error }, 'the sign-in link could not be queued'));
+      http.access
+        .requestLink(email, next)
+        .catch((error: unknown) => request.log.error({ err: error }, 'the sign-in link could not be queued'));
     });
     return sendHtml(reply, 200, linkSent(pageContext(http)));
   });
 
   // The token is in the address: this route's request lines are not logged (logLevel).
   app.get('/inbox/sign-in', { logLevel: 'warn' }, async (request, reply) => {
-    const { token } = request.query as { token?: unknown };
-    if (typeof token !== 'string' || !TOKEN.test(token))
+    const { token, next } = request.query as { token?: unknown; next?: unknown };
+    if (typeof token !== 'string' || !TOKEN.test(token)) {
       return sendHtml(reply, 400, signInForm(pageContext(http), 'That sign-in link is not complete: ask for a new one.'));
-    return sendHtml(reply, 200, confirmSignIn(pageContext(http), token));
+    }
+    return sendHtml(reply, 200, confirmSignIn(pageContext(http), token, nextPath(http, next)));
   });
 
   app.post('/inbox/session', { logLevel: 'warn' }, async (request, reply) => {
@@ -47,7 +51,7 @@ export function signInRoutes(
     if (session === undefined) {
       return sendHtml(reply, 400, signInForm(pageContext(http), 'That sign-in link has been used or has expired: ask for a new one.'));
     }
-    return setCookie(reply, http.cookie, session.id).redirect(http.root, 303);
+    return setCookie(reply, http.cookie, session.id).redirect(nextPath(http, formField(request, 'next')) ?? http.root, 303);
   });
 
   app.post('/inbox/sign-out', async (request, reply) => {

@@ -3,11 +3,14 @@
 import { escapeHtml as e } from '../html.js';
 import { type PageContext, renderPage } from './layout.js';
 
-export function signInForm(context: PageContext, note = ''): string {
+/** The hidden field carrying where to go once signed in (an inquiry's page), if anywhere. */
+const nextField = (next?: string) => (next ? `<input type="hidden" name="next" value="${e(next)}">` : '');
+
+export function signInForm(context: PageContext, note = '', next?: string): string {
   const body = `<h1>Sign in</h1>
 ${note === '' ? '' : `<p class="notice" role="status">${e(note)}</p>`}
 <p>Enter your address: if it may use this inbox, a sign-in link is mailed to it. The link works once, within 15 minutes.</p>
-<form method="post" action="${e(context.root)}/sign-in" class="stack">
+<form method="post" action="${e(context.root)}/sign-in" class="stack">${nextField(next)}
 <div class="field">
 <label for="email">Email address</label>
 <input id="email" name="email" type="email" autocomplete="email" required spellcheck="false">
@@ -24,11 +27,11 @@ export function linkSent(context: PageContext): string {
   return renderPage(context, { title: 'Check your mail', body });
 }
 
-export function confirmSignIn(context: PageContext, token: string): string {
+export function confirmSignIn(context: PageContext, token: string, next?: string): string {
   const body = `<h1>Sign in</h1>
 <p>Sign in to the inbox on this device.</p>
 <form method="post" action="${e(context.root)}/session" class="stack">
-<input type="hidden" name="token" value="${e(token)}">
+<input type="hidden" name="token" value="${e(token)}">${nextField(next)}
 <button type="submit" class="button">Sign in</button>
 </form>`;
   return renderPage(context, { title: 'Sign in', body });
