@@ -144,6 +144,28 @@ describe('a session', () => {
   });
 });
 
+describe('the logs', () => {
+  it('never hold a sign-in token, though every other request is logged', async () => {
+    const logLines: string[] = [];
+    const logged = await startTestApp({ env: { INBOX_USERS: 'studio@example.com', LOG_LEVEL: 'info' }, logLines });
+    try {
+      const token = await linkToken(logged.services, 'studio@example.com');
+      await logged.app.inject({ method: 'GET', url: `/inbox/sign-in?token=${token}` });
+      await logged.app.inject({
+        method: 'POST',
+        url: '/inbox/session',
+        headers: { 'content-type': FORM, origin: ORIGIN },
+        payload: form({ token }),
+      });
+      await logged.app.inject({ method: 'GET', url: '/inbox' });
+      expect(logLines.some((line) => line.includes('"url":"/inbox"'))).toBe(true);
+      expect(logLines.filter((line) => line.includes(token))).toEqual([]);
+    } finally {
+      await logged.close();
+    }
+  });
+});
+
 describe('without anyone to sign in', () => {
   it('has no inbox at all', async () => {
     const bare = await startTestApp();
