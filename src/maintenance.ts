@@ -29,7 +29,7 @@ export interface MaintenanceDeps {
   readonly store: Pick<Store, 'idempotency' | 'retention' | 'proofs'>;
   readonly retention: RetentionConfig;
   /** The inbox's sign-in links and sessions: those expired are deleted. */
-  readonly inbox?: Pick<InboxStore, 'purgeExpired'>;
+  readonly inbox?: Pick<InboxStore, 'purgeExpired' | 'compactSearch'>;
   readonly now: () => Date;
   readonly logger: Pick<Logger, 'info' | 'debug' | 'warn'>;
   /** Told what each run deleted (the metrics count it). */
@@ -85,6 +85,7 @@ export function createMaintenance({ store, inbox, retention, now, logger, onDele
     };
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteSpentSignIns(signIns, limit));
     await inbox?.purgeExpired(at, before(SESSION_IDLE_MS)); // links past their 15 minutes, sessions ended
+    if ((deleted.inquiries ?? 0) > 0) await inbox?.compactSearch(); // no word of a deleted inquiry stays in the search index
     await store.proofs.purgeExpired(at); // proofs of work whose challenge expired: a replay of them is stale anyway
     return deleted;
   }

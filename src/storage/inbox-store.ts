@@ -113,6 +113,9 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
     async deleteAllSessions() {
       return Number((await db.deleteFrom('inbox_sessions').executeTakeFirst()).numDeletedRows);
     },
+    async compactSearch() {
+      if (dialect === 'sqlite') await sql`insert into inquiries_search (inquiries_search) values ('optimize')`.execute(db);
+    },
     async purgeExpired(now, idleSince) {
       const links = await db.deleteFrom('inbox_links').where('expires_at', '<=', now.getTime()).executeTakeFirst();
       const sessions = await db

@@ -74,6 +74,11 @@ export interface InboxStore {
   deleteSession(idHash: string): Promise<boolean>;
   /** Ends every session; returns how many there were. */
   deleteAllSessions(): Promise<number>;
+  /**
+   * Merges the search index whole (SQLite FTS5 keeps a deleted inquiry's words until its segments
+   * merge; PostgreSQL's index goes with the row): after deletions, so that none of their words stays.
+   */
+  compactSearch(): Promise<void>;
   /** Deletes links expired at `now` and sessions expired or idle since `idleSince`; returns how many. */
   purgeExpired(now: Date, idleSince: Date): Promise<number>;
   list(query: InboxQuery): Promise<InboxEntry[]>;

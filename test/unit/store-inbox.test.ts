@@ -2,10 +2,13 @@
 // listing's filters, search and keyset pages, the agent's name, states, counts per day, and the
 // search index following inquiries that are deleted.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { parseRetention } from '../../src/config/retention.js';
 import type { DatabaseConfig } from '../../src/config.js';
 import { createAccess, LINK_TTL_MS, LINKS_PER_ADDRESS, SESSION_IDLE_MS, SESSION_MAX_MS } from '../../src/inbox/access.js';
+import { createMaintenance } from '../../src/maintenance.js';
 import { erasePerson } from '../../src/personal-data/erase.js';
 import type { OpenDatabase } from '../../src/storage/handle.js';
 import { createInboxStore } from '../../src/storage/inbox-store.js';
@@ -13,6 +16,10 @@ import type { InquiryRecord, Store } from '../../src/storage/ports.js';
 import type { InboxStore } from '../../src/storage/ports-inbox.js';
 import { BACKENDS, storePerTest } from '../helpers/databases.js';
 import { inquiry } from '../helpers/store-fixtures.js';
+
+/** Whether the SQLite file or its write-ahead log holds `word`. */
+const inFiles = (path: string, word: string) =>
+  [path, `${path}-wal`].some((file) => existsSync(file) && readFileSync(file).includes(Buffer.from(word)));
 
 const T0 = new Date('2026-11-20T10:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -138,9 +145,27 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     const outcome = await erasePerson(personal, { email: 'q@example.com', recipient: 'q@example.com' }, { waitMs: 0 });
     expect('erased' in outcome).toBe(true);
     expect(await references({ status: 'all', words: ['quixotically'], limit: 5 })).toEqual([]);
+    if (database.dialect === 'sqlite') expect(inFiles((database.config as { path: string }).path, 'quixotically')).toBe(false);
+  });
+
+  it('keeps none of the words of inquiries retention deleted, once the maintenance has run', async () => {
+    await open();
+    const old = new Date(Date.now() - 400 * 86_400_000);
+    await insert({ ...inquiry('INQ-AAAAF1', old), lastName: 'Perspicacious' }, inquiry('INQ-AAAAF2'));
+    const maintenance = createMaintenance({
+      store,
+      inbox,
+      retention: parseRetention('365d', '30d'),
+      now: () => new Date(),
+      logger: { info: () => {}, debug: () => {}, warn: () => {} },
+    });
+    expect((await maintenance.run()).inquiries).toBe(1);
+    expect(await references({ status: 'all', words: ['perspicacious'], limit: 5 })).toEqual([]);
     if (database.dialect === 'sqlite') {
+      // As once SQLite checkpoints the log by itself: what is left is in the file.
       const { path } = database.config as { path: string };
-      expect(readFileSync(path).includes(Buffer.from('quixotically'))).toBe(false);
+      await sql`pragma wal_checkpoint(truncate)`.execute(database.db);
+      expect(inFiles(path, 'perspicacious')).toBe(false);
     }
   });
 
