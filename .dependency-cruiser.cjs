@@ -1,6 +1,6 @@
 // The module boundaries `npm test` checks (npm run depcheck). Docs: docs/architecture.md.
 /** The domain: what the service does, apart from how it is reached (HTTP, MCP, CLI) or stored. */
-const DOMAIN = '^src/(inquiries|auth|delivery|studio|validation|spam|personal-data)/|^src/errors\\.ts$';
+const DOMAIN = '^src/(inquiries|inbox|auth|delivery|studio|validation|spam|personal-data)/|^src/errors\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

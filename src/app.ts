@@ -23,6 +23,7 @@ import { contactRoute } from './http/routes/contact.js';
 import { contactChallengeRoute } from './http/routes/contact-challenge.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { HEALTH_PATH, healthRoute } from './http/routes/health.js';
+import { inboxRoutes } from './http/routes/inbox.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { countRequests, metricsRoute, UNMATCHED_ROUTE } from './http/routes/metrics.js';
 import { oauthRoutes } from './http/routes/oauth.js';
@@ -59,14 +60,18 @@ export interface AppDeps {
   readonly authRateLimits?: AuthRateLimits;
   /** Per-address limit of GET /api/contact/challenge (tests raise it; CHALLENGE_RATE_LIMIT otherwise). */
   readonly challengeRateLimit?: { readonly max: number; readonly timeWindow: number };
+  /** The studio's inbox (src/services.ts), or null where nobody may sign in. */
+  readonly inbox?: Services['inbox'];
+  /** Sign-in requests per client address (tests raise it; SIGN_IN_RATE_LIMIT otherwise). */
+  readonly signInLimit?: { readonly max: number; readonly timeWindow: number };
   /** How long a request may take to arrive (REQUEST_TIMEOUT_MS; tests shorten it). */
   readonly requestTimeoutMs?: number;
 }
 
 /** The app's dependencies from the configuration and the services (for the entry point and tests alike). */
 export function appDeps(base: Pick<AppDeps, 'config' | 'logger' | 'profile'>, services: Services): AppDeps {
-  const { store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis } = services;
-  return { ...base, store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis };
+  const { store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis, inbox } = services;
+  return { ...base, store, keys, auth, signIn, inquiries, proofOfWork, metrics, redis, inbox };
 }
 
 export const BODY_LIMIT_BYTES = CONTACT_BODY_LIMIT_BYTES;
@@ -199,6 +204,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authMdRoute, { publicUrl: config.publicUrl, profile: deps.profile, features });
   await app.register(websiteRoutes, { config, profile: deps.profile });
   await app.register(openApiRoutes, { config, profile: deps.profile });
+  if (deps.inbox) {
+    const { access, service } = deps.inbox;
+    await app.register(inboxRoutes, {
+      config,
+      profile: deps.profile,
+      access,
+      service,
+      ...(deps.signInLimit && { signInLimit: deps.signInLimit }),
+    });
+  }
   // One allowance per client for both doors an inquiry comes in by.
   const limiter = createWindowLimiter(config.rateLimitInquiries, deps.redis ?? null);
   await app.register(mcpRoutes, { config, profile: deps.profile, inquiries: deps.inquiries, auth: deps.auth, limiter });

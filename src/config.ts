@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
 import { ConfigError } from './config/errors.js';
+import { type InboxConfig, parseInboxUsers } from './config/inbox.js';
 import { EMAIL_ADDRESS, type MailFrom, parseMailFrom, parseTimeZone } from './config/mail.js';
 import { parseRetention, type RetentionConfig } from './config/retention.js';
 import { type KeySecretsConfig, parseKeySecrets } from './config/secrets.js';
@@ -52,6 +53,8 @@ export interface Config {
   readonly spamDigest: SpamDigestConfig | null;
   /** SIGNING_KEY_SECRET (and _PREVIOUS): seals the token-signing private keys at rest; null = stored in clear. */
   readonly keySecrets: KeySecretsConfig;
+  /** INBOX_USERS (default INQUIRY_TO): who may sign in to the inbox at /inbox; null = no inbox. */
+  readonly inbox: InboxConfig | null;
   /** Settings that are valid but do less than they may seem to: logged as warnings at start-up. */
   readonly warnings: readonly string[];
 }
@@ -125,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     spamFilter: parseSpamFilter(read('SPAM_FILTER'), read('SPAM_THRESHOLD')),
     spamDigest: parseSpamDigest(read('SPAM_DIGEST'), read('SPAM_DIGEST_HOUR')),
     keySecrets: parseKeySecrets(read('SIGNING_KEY_SECRET'), read('SIGNING_KEY_SECRET_PREVIOUS')),
+    inbox: parseInboxUsers(read('INBOX_USERS'), inquiryTo),
     warnings: Object.freeze(
       [
         smtpUrl === undefined &&

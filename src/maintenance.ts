@@ -5,9 +5,11 @@ import type { Logger } from 'pino';
 import { REFRESH_TOKEN_TTL_MS } from './auth/oauth-tokens.js';
 import { IDENTITY_ASSERTION_TTL_SECONDS } from './auth/service.js';
 import { type RetentionConfig, retentionCutoff } from './config/retention.js';
+import { SESSION_IDLE_MS } from './inbox/access.js';
 import { IDEMPOTENCY_KEY_TTL_MS } from './inquiries/service.js';
 import { IN_PROCESS, inChunks } from './storage/bulk.js';
 import type { RetentionBatch, RetentionKind, Store } from './storage/ports.js';
+import type { InboxStore } from './storage/ports-inbox.js';
 
 export const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -26,6 +28,8 @@ export type Deleted = Partial<Record<RetentionKind, number>>;
 export interface MaintenanceDeps {
   readonly store: Pick<Store, 'idempotency' | 'retention' | 'proofs'>;
   readonly retention: RetentionConfig;
+  /** The inbox's sign-in links and sessions: those expired are deleted. */
+  readonly inbox?: Pick<InboxStore, 'purgeExpired' | 'compactSearch'>;
   readonly now: () => Date;
   readonly logger: Pick<Logger, 'info' | 'debug' | 'warn'>;
   /** Told what each run deleted (the metrics count it). */
@@ -34,7 +38,7 @@ export interface MaintenanceDeps {
 
 export type Maintenance = ReturnType<typeof createMaintenance>;
 
-export function createMaintenance({ store, retention, now, logger, onDeleted }: MaintenanceDeps) {
+export function createMaintenance({ store, inbox, retention, now, logger, onDeleted }: MaintenanceDeps) {
   let running: Promise<Deleted> | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -80,6 +84,8 @@ export function createMaintenance({ store, retention, now, logger, onDeleted }: 
       idleClientBefore: before(REFRESH_TOKEN_TTL_MS + AUTH_GRACE_MS),
     };
     await drain(deleted, IN_PROCESS.rows, (limit) => store.retention.deleteSpentSignIns(signIns, limit));
+    await inbox?.purgeExpired(at, before(SESSION_IDLE_MS)); // links past their 15 minutes, sessions ended
+    if ((deleted.inquiries ?? 0) > 0) await inbox?.compactSearch(); // no word of a deleted inquiry stays in the search index
     await store.proofs.purgeExpired(at); // proofs of work whose challenge expired: a replay of them is stale anyway
     return deleted;
   }

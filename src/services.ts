@@ -20,6 +20,9 @@ import type { Channel } from './delivery/channel.js';
 import { createEmailChannel } from './delivery/email.js';
 import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
+import { type Access, createAccess } from './inbox/access.js';
+import { withLinkTokens } from './inbox/link-token.js';
+import { createInboxService, type InboxService } from './inbox/service.js';
 import { createInquiryService, type InquiryService } from './inquiries/service.js';
 import { createMaintenance, type Maintenance } from './maintenance.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -27,6 +30,8 @@ import { digestRoute } from './spam/digest.js';
 import { createDigestSchedule, type DigestSchedule } from './spam/digest-schedule.js';
 import { loadProofOfWork, type ProofOfWork } from './spam/proof-of-work.js';
 import { openDatabase } from './storage/database.js';
+import { createInboxStore } from './storage/inbox-store.js';
+import { createPersonalDataStore } from './storage/personal-data-store.js';
 import type { Store } from './storage/ports.js';
 import { createStore } from './storage/store.js';
 import type { StudioProfile } from './studio/profile.js';
@@ -49,6 +54,8 @@ export interface Services {
   readonly metrics: Metrics;
   /** The hourly maintenance (src/maintenance.ts), started with the services. */
   readonly maintenance: Maintenance;
+  /** The studio's inbox at /inbox (docs/inbox.md): who may sign in, and what it does; null without INBOX_USERS or INQUIRY_TO. */
+  readonly inbox: { readonly access: Access; readonly service: InboxService } | null;
   /** The Redis client of REDIS_URL (shared rate limits), or null. */
   readonly redis: Redis | null;
   /** Stops the worker (letting started deliveries finish), then closes channels and the store. */
@@ -96,19 +103,21 @@ export interface ServiceOptions {
   readonly clientMetadata?: MetadataDocumentOptions;
 }
 
-export async function openStore(config: Config, logger?: Logger): Promise<Store> {
-  return createStore(await openDatabase(config.database, { ...(logger && { logger }) }));
-}
-
-export /** The email channel with each claim code put into its mail as it is sent (src/auth/claim-code-mail.ts). */
-function withClaimCodes(channel: Channel, codeKey: string): Channel {
+/**
+ * The email channel with each claim code and sign-in link put into its mail as it is sent
+ * (src/auth/claim-code-mail.ts, src/inbox/link-token.ts).
+ */
+export function withClaimCodes(channel: Channel, codeKey: string, linkKey = ''): Channel {
   return {
     ...channel,
     send: (delivery, payload) =>
       channel.send(
         delivery,
         payload.kind === 'message'
-          ? { ...payload, message: { ...payload.message, body: withCodes(payload.message.body, codeKey, OTP_DIGITS) } }
+          ? {
+              ...payload,
+              message: { ...payload.message, body: withLinkTokens(withCodes(payload.message.body, codeKey, OTP_DIGITS), linkKey) },
+            }
           : payload,
       ),
   };
@@ -140,14 +149,17 @@ export async function createServices(
   logger: Logger,
   options: ServiceOptions = {},
 ): Promise<Services> {
-  const store = await openStore(config, logger);
+  const opened = await openDatabase(config.database, { logger });
+  const store = createStore(opened);
   const keys = await SigningKeys.load(store, new Date(), Date.now, config.keySecrets);
   const now = options.now ?? (() => new Date());
   const proofOfWork = await loadProofOfWork(store.proofs, now);
   // The claim codes' key: made by the first instance, shared through the database like the proof of work's.
   const codeKey = await store.proofs.secret('claim-code-key', randomBytes(32).toString('base64url'));
+  // The inbox's sign-in links' key, shared likewise (src/inbox/link-token.ts).
+  const linkKey = await store.proofs.secret('inbox-link-key', randomBytes(32).toString('base64url'));
   const channels = createChannels(config, profile, store).map((channel) =>
-    channel.name === 'email' ? withClaimCodes(channel, codeKey) : channel,
+    channel.name === 'email' ? withClaimCodes(channel, codeKey, linkKey) : channel,
   );
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
   const redis = config.redisUrl ? connectRedis(config.redisUrl, logger) : null;
@@ -228,8 +240,33 @@ export async function createServices(
     now,
     onQueued: () => worker.wake(),
   });
+  const inboxStore = createInboxStore(opened);
+  const emailChannel = channels.some((channel) => channel.name === 'email') ? 'email' : null;
+  const inbox = config.inbox && {
+    access: createAccess({
+      store,
+      inbox: inboxStore,
+      users: config.inbox.users,
+      emailChannel,
+      studioName: profile.name,
+      signInUrl: `${config.publicUrl}/inbox/sign-in`,
+      linkKey,
+      now,
+      onQueued: () => worker.wake(),
+    }),
+    service: createInboxService({
+      store,
+      inbox: inboxStore,
+      personalData: createPersonalDataStore(opened),
+      channels: channels.map((channel) => channel.name),
+      wake: () => worker.wake(),
+      eraseWaitMs: config.deliveryLeaseMs,
+      now,
+    }),
+  };
   const maintenance = createMaintenance({
     store,
+    inbox: inboxStore,
     retention: config.retention,
     now,
     logger: logger.child({ component: 'maintenance' }),
@@ -249,6 +286,7 @@ export async function createServices(
     proofOfWork,
     metrics,
     maintenance,
+    inbox,
     redis,
     async close() {
       await maintenance.stop();

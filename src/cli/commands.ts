@@ -5,16 +5,18 @@ import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
+import { CSV_HEADER, csvRecord, csvValues, deliverySummary } from '../inquiries/export-format.js';
 import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
 import { SOURCE_NAMES } from '../inquiries/source.js';
 import type { PersonalDataStore } from '../storage/personal-data-ports.js';
 import type { DeliveryRecord, InquiryJudgement, InquiryRecord, Store } from '../storage/ports.js';
-import { csvRecord, deliveryCsvCell, deliverySummary, iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
+import type { InboxStore } from '../storage/ports-inbox.js';
+import { iso, lastErrors, parseInstant, printable, printableLine, table } from './format.js';
 
 /** parseArgs' values; no option here is `multiple`, so arrays do not occur. */
 export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
-/** A command's work on the open inbox: its store, and the part that finds one person's data. */
-export type Work = (store: Store, config: Config, personalData: PersonalDataStore) => Promise<number>;
+/** A command's work on the open inbox: its store, the part that finds one person's data, and the inbox's sign-in and listing. */
+export type Work = (store: Store, config: Config, personalData: PersonalDataStore, inbox: InboxStore) => Promise<number>;
 
 /** Wrong arguments: the message is printed with a pointer to the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -177,7 +179,6 @@ export function show(values: Values, positionals: readonly string[]): Work {
   };
 }
 
-const CSV_HEADER = ['reference', 'receivedAt', 'firstName', 'lastName', 'email', 'company', 'message', 'clientId', 'deliveries'];
 /** With --with-verdict, after the others: a reader of the plain CSV finds its columns where they were. */
 const CSV_VERDICT_HEADER = ['verdict', 'reasons'];
 
@@ -189,8 +190,9 @@ export function exportInquiries(values: Values, positionals: readonly string[]):
   const output = typeof values.output === 'string' ? values.output : undefined;
   const withVerdict = values['with-verdict'] === true;
   if (withVerdict && format !== 'csv') throw new UsageError('--with-verdict is for --format csv (JSON always carries the verdict)');
+  const csvOf = (entry: ReturnType<typeof withDeliveries>) => csvValues(entry, entry.deliveries);
   const csvRow = (entry: ReturnType<typeof withDeliveries>) =>
-    csvRecord(withVerdict ? [...csvValues(entry), entry.verdict, JSON.stringify(entry.reasons)] : csvValues(entry));
+    csvRecord(withVerdict ? [...csvOf(entry), entry.verdict, JSON.stringify(entry.reasons)] : csvOf(entry));
   return async (store) => {
     let count = 0;
     async function* chunks() {
@@ -228,11 +230,6 @@ async function* allInquiries(store: Store, since: Date | undefined) {
     after = page.at(-1);
     if (page.length < EXPORT_PAGE_SIZE) return;
   }
-}
-
-function csvValues(entry: ReturnType<typeof withDeliveries>): (string | null)[] {
-  const { reference, receivedAt, firstName, lastName, email, company, message, clientId, deliveries } = entry;
-  return [reference, iso(receivedAt), firstName, lastName, email, company, message, clientId, deliveryCsvCell(deliveries)];
 }
 
 export function requeue(values: Values, positionals: readonly string[]): Work {

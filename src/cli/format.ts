@@ -2,6 +2,8 @@
 // the dates options take, and errors in words. Nothing here touches the store or the process.
 import type { DeliveryRecord } from '../storage/ports.js';
 
+export { csvField, csvRecord, deliveryCsvCell, deliverySummary } from '../inquiries/export-format.js';
+
 /** The longest cell a table shows; the full value is in `show` and `--json`. */
 const TABLE_CELL_MAX_LENGTH = 40;
 
@@ -92,49 +94,10 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
 }
 
 /**
- * `email:succeeded webhook:pending(3)`: each channel's status, with the number of attempts made
- * unless it is the ordinary case of a delivery that succeeded on its first attempt.
- */
-export function deliverySummary(deliveries: readonly DeliveryRecord[]): string {
-  if (deliveries.length === 0) return '-';
-  return deliveries
-    .map(({ channel, status, attempts }) => {
-      const count = attempts === 0 || (status === 'succeeded' && attempts === 1) ? '' : `(${attempts})`;
-      return `${channel}:${status}${count}`;
-    })
-    .join(' ');
-}
-
-/** The deliveries column of `export --format csv`: empty for none (a "-" would be taken, and guarded, as text). */
-export function deliveryCsvCell(deliveries: readonly DeliveryRecord[]): string | null {
-  return deliveries.length === 0 ? null : deliverySummary(deliveries);
-}
-
-/**
  * `webhook: webhook answered HTTP 400`: the last error of each delivery that has one (waiting for a
  * retry, failed or dead; a success clears it), or `-`. A table shortens it; `show` gives it in full.
  */
 export function lastErrors(deliveries: readonly DeliveryRecord[]): string {
   const errors = deliveries.flatMap(({ channel, lastError }) => (lastError === null ? [] : [`${channel}: ${lastError}`]));
   return errors.length === 0 ? '-' : errors.join('; ');
-}
-
-// OWASP CSV injection: a spreadsheet runs a cell starting with =, +, - or @ (tab or CR can hide the
-// start) as a formula, so a visitor's `=HYPERLINK(...)` would run when the studio opens the export.
-// Such cells get a leading apostrophe, which spreadsheets read as "text" and do not display.
-const FORMULA_START = /^[=+\-@\t\r]/;
-// RFC 4180 §2: a field containing a double quote, comma or line break is enclosed in double quotes,
-// and a double quote inside it is doubled. A semicolon too: where it is the list separator (German,
-// French spreadsheets), "x;=1+2" unquoted would be split into cells, the second a formula.
-const NEEDS_QUOTES = /[",;\r\n]/;
-
-export function csvField(value: string | null): string {
-  if (value === null || value === '') return '';
-  const safe = FORMULA_START.test(value) ? `'${value}` : value;
-  return NEEDS_QUOTES.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
-/** One CSV record, ended with CRLF as RFC 4180 asks. */
-export function csvRecord(values: readonly (string | null)[]): string {
-  return `${values.map(csvField).join(',')}\r\n`;
 }

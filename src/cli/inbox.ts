@@ -7,6 +7,7 @@ import type { DatabaseConfig } from '../config.js';
 import type { OpenDatabase } from '../storage/handle.js';
 import type { PersonalDataStore } from '../storage/personal-data-ports.js';
 import type { SchemaVersion, Store } from '../storage/ports.js';
+import type { InboxStore } from '../storage/ports-inbox.js';
 import { systemErrorText } from './format.js';
 
 /** Why the CLI will not work on the database DATABASE_URL names: one line, exit code 1. */
@@ -16,6 +17,7 @@ export class InboxError extends Error {}
 export interface Inbox {
   readonly store: Store;
   readonly personalData: PersonalDataStore;
+  readonly inboxStore: InboxStore;
 }
 
 /**
@@ -31,12 +33,14 @@ export async function openInbox(config: DatabaseConfig): Promise<Inbox> {
   }
   // Loaded here rather than at the top: the storage modules take most of the start-up time, which
   // `help` and a mistyped option should not wait for.
-  const [{ openExistingDatabase }, { readSchemaVersion }, { createStore }, { createPersonalDataStore }] = await Promise.all([
-    import('../storage/database.js'),
-    import('../storage/migrations.js'),
-    import('../storage/store.js'),
-    import('../storage/personal-data-store.js'),
-  ]);
+  const [{ openExistingDatabase }, { readSchemaVersion }, { createStore }, { createPersonalDataStore }, { createInboxStore }] =
+    await Promise.all([
+      import('../storage/database.js'),
+      import('../storage/migrations.js'),
+      import('../storage/store.js'),
+      import('../storage/personal-data-store.js'),
+      import('../storage/inbox-store.js'),
+    ]);
   let database: OpenDatabase;
   let version: SchemaVersion;
   try {
@@ -55,7 +59,7 @@ export async function openInbox(config: DatabaseConfig): Promise<Inbox> {
     await database.db.destroy();
     throw new InboxError(problem);
   }
-  return { store: createStore(database), personalData: createPersonalDataStore(database) };
+  return { store: createStore(database), personalData: createPersonalDataStore(database), inboxStore: createInboxStore(database) };
 }
 
 function cannotOpen(error: unknown, config: DatabaseConfig): InboxError {

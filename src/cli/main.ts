@@ -3,13 +3,15 @@
 // and database as the server, but no delivery worker: the CLI beside it never sends anything.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.js';
+import { configuredChannels } from '../inquiries/verdicts.js';
 import { backup } from './backup.js';
 import { exportInquiries, LIST_LIMIT_MAX, list, requeue, show, UsageError, type Values, type Work } from './commands.js';
 import { digest } from './digest.js';
 import { systemErrorText } from './format.js';
 import { type Inbox, InboxError, openInbox } from './inbox.js';
+import { inboxLink, sessions } from './inbox-access.js';
 import { erase, exportPersonalData } from './personal-data.js';
-import { configuredChannels, moveInquiry, verdictReference } from './verdicts.js';
+import { moveInquiry, verdictReference } from './verdicts.js';
 
 const USAGE = `Usage: studio-inquiry <command> [options]
 
@@ -38,6 +40,10 @@ Commands:
       address): inquiries, deliveries, agent registrations, claims, mails. --dry-run lists it.
   export --email <address> --format json [--output <file>]
       Everything held about a person, as one JSON document.
+  inbox-link <address>
+      Print a one-time sign-in link to the inbox for one of INBOX_USERS (works once, 15 minutes).
+  sessions revoke --all
+      Sign everybody out of the inbox.
   help
       This text.
 
@@ -75,6 +81,8 @@ const COMMANDS: Record<string, { options: Options; prepare: (values: Values, pos
   release: { options: help, prepare: (_values, positionals) => toVerdict('inbox', positionals) },
   spam: { options: help, prepare: (_values, positionals) => toVerdict('spam', positionals) },
   digest: { options: { ...help, send: { type: 'boolean' } }, prepare: digest },
+  'inbox-link': { options: help, prepare: inboxLink },
+  sessions: { options: { ...help, all: { type: 'boolean' } }, prepare: sessions },
 };
 
 function toVerdict(verdict: 'inbox' | 'spam', positionals: readonly string[]): Work {
@@ -115,9 +123,9 @@ export async function run(args: readonly string[]): Promise<number> {
   const opened = await openConfiguredStore();
   if (typeof opened === 'number') return opened;
   const { inbox, config } = opened;
-  const { store, personalData } = inbox;
+  const { store, personalData, inboxStore } = inbox;
   try {
-    return await work(store, config, personalData);
+    return await work(store, config, personalData, inboxStore);
   } catch (error) {
     // A database error mid-command (locked past busy_timeout, disk full): a line, not a stack trace.
     process.stderr.write(`studio-inquiry: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,14 +1,9 @@
 // Moving an inquiry between the inbox and the quarantine (docs/spam.md, docs/operations.md). The
 // CLI sends nothing itself: a release queues the deliveries, and the running server's worker sends them.
-import type { Config } from '../config.js';
 import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
+import { moveInquiry as move } from '../inquiries/verdicts.js';
 import type { InquiryVerdict, Store } from '../storage/ports.js';
 import { iso } from './format.js';
-
-/** The delivery channels the server configures from the same settings (src/services.ts). */
-export function configuredChannels(config: Pick<Config, 'smtp' | 'webhook'>): string[] {
-  return [...(config.smtp ? ['email'] : []), ...(config.webhook ? ['webhook'] : [])];
-}
 
 /** The one reference a verdict command takes, normalised, or the problem with its arguments. */
 export function verdictReference(positionals: readonly string[]): string | { problem: string } {
@@ -29,15 +24,16 @@ export async function moveInquiry(
   channels: readonly string[],
   now = new Date(),
 ): Promise<number> {
-  const inquiry = await store.inquiries.findByReference(reference);
-  if (!inquiry) {
+  const outcome = await move(store, reference, verdict, channels, now);
+  if (outcome.kind === 'missing') {
     process.stderr.write(`studio-inquiry: no inquiry ${reference}\n`);
     return 1;
   }
-  if (!(await store.inquiries.setVerdict(reference, verdict, channels, now))) {
+  if (outcome.kind === 'unchanged') {
     process.stdout.write(`${reference} is in the ${verdict === 'spam' ? 'quarantine' : 'inbox'} already: nothing changed.\n`);
     return 0;
   }
+  const { inquiry } = outcome;
   const received = `received ${iso(inquiry.receivedAt)}`;
   if (verdict === 'spam') {
     process.stdout.write(

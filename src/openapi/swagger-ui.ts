@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import { document, PAGE_CACHE, sendDocument, sendVersionedAsset, type VersionedAsset, versionedAsset } from '../http/routes/website.js';
+import { document, PAGE_CACHE, sendDocument, sendVersionedAsset, type VersionedAsset, versionedAsset } from '../http/documents.js';
 import { securityHeaders } from '../http/security-headers.js';
 
 export const DOCS_PATH = '/docs';

@@ -2,7 +2,7 @@
 // read together with what they carry.
 import type { Kysely } from 'kysely';
 import type { Dialect, DueDelivery } from './ports.js';
-import { toDelivery, toInquiry } from './rows.js';
+import { INQUIRY_COLUMNS, toDelivery, toInquiry } from './rows.js';
 import type { Database } from './schema.js';
 import { inTransaction } from './transaction.js';
 
@@ -62,7 +62,7 @@ export async function claimDue(
       const references = [...new Set(claimed.flatMap((row) => (row.reference === null ? [] : [row.reference])))];
       const messageIds = claimed.flatMap((row) => (row.message_id === null ? [] : [row.message_id]));
       const inquiryRows = references.length
-        ? await trx.selectFrom('inquiries').selectAll().where('reference', 'in', references).execute()
+        ? await trx.selectFrom('inquiries').select(INQUIRY_COLUMNS).where('reference', 'in', references).execute()
         : [];
       const messageRows = messageIds.length ? await trx.selectFrom('messages').selectAll().where('id', 'in', messageIds).execute() : [];
       return { claimed, inquiryRows, messageRows };

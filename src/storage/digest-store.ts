@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { Executor } from './executor.js';
 import type { DigestStore, InquiryVerdict } from './ports.js';
-import { toInquiry, toJudgement } from './rows.js';
+import { INQUIRY_COLUMNS, toInquiry, toJudgement } from './rows.js';
 
 /** The spam verdict as a literal: the partial index of what no digest took (migration 016) matches it, not a parameter. */
 const SPAM = sql.lit<InquiryVerdict>('spam');
@@ -38,7 +38,7 @@ export function createDigestStore(q: Executor): DigestStore {
           ? []
           : await trx
               .selectFrom('inquiries')
-              .selectAll()
+              .select(INQUIRY_COLUMNS)
               .where('digest_id', '=', id)
               .orderBy('spam_score')
               .orderBy(sql`coalesce(quarantined_at, received_at)`)

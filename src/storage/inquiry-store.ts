@@ -4,7 +4,7 @@ import type { Executor } from './executor.js';
 import { intakeFactsOnPostgres } from './intake-store.js';
 import type { Dialect, InquiryStore } from './ports.js';
 import * as onPostgres from './postgres-batch.js';
-import { inquiryDeliveries, inquiryRow, toInquiry, toJudgement } from './rows.js';
+import { INQUIRY_COLUMNS, inquiryDeliveries, inquiryRow, toInquiry, toJudgement } from './rows.js';
 import type { Database } from './schema.js';
 
 export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: Dialect): InquiryStore {
@@ -24,7 +24,7 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
       return new Set(inserted.map((row) => row.reference));
     },
     async findByReference(reference, tx) {
-      const row = await q(tx).selectFrom('inquiries').selectAll().where('reference', '=', reference).executeTakeFirst();
+      const row = await q(tx).selectFrom('inquiries').select(INQUIRY_COLUMNS).where('reference', '=', reference).executeTakeFirst();
       return row && toInquiry(row);
     },
     async judgements(references) {
@@ -94,7 +94,7 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
       return found;
     },
     async list({ limit, since, after, verdict }) {
-      let query = db.selectFrom('inquiries').selectAll();
+      let query = db.selectFrom('inquiries').select(INQUIRY_COLUMNS);
       if (verdict) query = query.where('verdict', '=', verdict);
       if (since) query = query.where('received_at', '>=', since.getTime());
       if (after) {

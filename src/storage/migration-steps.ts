@@ -2,6 +2,7 @@
 // Kysely's schema builder and portable types so that SQLite and PostgreSQL share them. Run by migrations.ts.
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
 import { DELIVERY_MIGRATIONS } from './migration-steps-delivery.js';
+import { INBOX_MIGRATIONS } from './migration-steps-inbox.js';
 import { OAUTH_MIGRATIONS } from './migration-steps-oauth.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -386,6 +387,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
       await db.schema.alterTable('inquiries').addColumn('source', 'text').execute();
     },
   },
+  ...INBOX_MIGRATIONS,
   ...DELIVERY_MIGRATIONS,
   ...OAUTH_MIGRATIONS,
 };

@@ -1,9 +1,35 @@
 // Rows as the tables hold them and records as the domain sees them: the conversions between the two.
+import type { Selectable } from 'kysely';
 import type { DeliveryAttempt, DeliveryRecord, IdempotencyEntry, InquiryJudgement, InquiryRecord, NewInquiry } from './ports.js';
 import type { Database, IdempotencyKeysTable, NewInquiryRow } from './schema.js';
 
-type InquiryRow = Database['inquiries'];
+type InquiryRow = Selectable<Database['inquiries']>;
 type DeliveryRow = Database['deliveries'];
+
+/**
+ * Every column of an inquiry the code reads: selected by name, as PostgreSQL's table also holds the
+ * search's tsvector (migration 023), which no query needs back.
+ */
+export const INQUIRY_COLUMNS = [
+  'reference',
+  'first_name',
+  'last_name',
+  'email',
+  'company',
+  'message',
+  'client_id',
+  'fingerprint',
+  'received_at',
+  'verdict',
+  'spam_score',
+  'spam_reasons',
+  'body_hash',
+  'quarantined_at',
+  'digest_id',
+  'released_at',
+  'source',
+  'inbox_state',
+] as const satisfies readonly (keyof Database['inquiries'])[];
 
 /** What an inquiry judged by no rule is: the inbox (the filter off, or stored before it). */
 export const UNJUDGED: InquiryJudgement = Object.freeze({ verdict: 'inbox', score: 0, reasons: [] });

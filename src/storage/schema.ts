@@ -2,6 +2,7 @@
 // and PostgreSQL store and compare them alike.
 import type { Generated } from 'kysely';
 import type { ClaimStatus, ClientStatus, DeliveryStatus, InquirySource, InquiryVerdict, RegistrationType } from './ports.js';
+import type { InboxState } from './ports-inbox.js';
 import type { OAuthAuthorizationsTable, OAuthClientsTable, OAuthRefreshTokensTable } from './schema-oauth.js';
 
 export interface InquiriesTable {
@@ -30,10 +31,12 @@ export interface InquiriesTable {
   released_at: number | null;
   /** Which door it came through (migration 020); null for older rows. */
   source: InquirySource | null;
+  /** new, read or archived in the inbox (migration 022; new for older rows). */
+  inbox_state: Generated<InboxState>;
 }
 
 /** An inquiry as intake inserts it: the quarantine digest's columns (migration 016) start null. */
-export type NewInquiryRow = Omit<InquiriesTable, 'quarantined_at' | 'digest_id' | 'released_at'>;
+export type NewInquiryRow = Omit<InquiriesTable, 'quarantined_at' | 'digest_id' | 'released_at' | 'inbox_state'>;
 
 export interface IdempotencyKeysTable {
   key: string;
@@ -183,7 +186,30 @@ export interface DeliveryAlertsTable {
   alerted_at: number;
 }
 
+/** A one-time sign-in link to the inbox (migration 021): only the SHA-256 of its token. */
+export interface InboxLinksTable {
+  token_hash: string;
+  email: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** A session of the inbox (migration 021): only the SHA-256 of its id, which the cookie carries. */
+export interface InboxSessionsTable {
+  id_hash: string;
+  email: string;
+  /** The token its forms carry (CSRF): useless without the session's cookie. */
+  csrf_token: string;
+  created_at: number;
+  /** Its last use: it ends once idle too long. */
+  seen_at: number;
+  /** The most it may last, however often used. */
+  expires_at: number;
+}
+
 export interface Database {
+  inbox_links: InboxLinksTable;
+  inbox_sessions: InboxSessionsTable;
   messages: MessagesTable;
   agent_claims: AgentClaimsTable;
   inquiries: InquiriesTable;

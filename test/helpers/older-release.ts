@@ -1,6 +1,6 @@
 // Takes a test database back to the schema an older release left: each migration's changes undone,
 // newest first, and its record removed, so that the next start runs them again as an upgrade.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
 type Undo = (db: Kysely<unknown>) => Promise<void>;
 
@@ -27,6 +27,33 @@ const UNDO: readonly (readonly [string, Undo])[] = [
   ['027_oauth_clients', dropTable('oauth_clients')],
   ['026_delivery_alerts', dropTable('delivery_alerts')],
   ['025_channel_health', dropColumns('delivery_successes', 'last_success_at', 'last_failure_at', 'last_error', 'failing_since')],
+  [
+    '023_inbox_search',
+    async (db) => {
+      if (db.getExecutor().adapter instanceof PostgresAdapter) {
+        await dropIndexes('inquiries_search')(db);
+        return dropColumns('inquiries', 'search_vector')(db);
+      }
+      await sql`drop trigger inquiries_search_insert`.execute(db);
+      await sql`drop trigger inquiries_search_delete`.execute(db);
+      await dropTable('inquiries_search')(db);
+      await dropTable('inquiry_search_ids')(db);
+    },
+  ],
+  [
+    '022_inbox_states',
+    async (db) => {
+      await dropIndexes('inquiries_inbox_listing', 'inquiries_received_source')(db);
+      await dropColumns('inquiries', 'inbox_state')(db);
+    },
+  ],
+  [
+    '021_inbox_sign_in',
+    async (db) => {
+      await dropTable('inbox_sessions')(db);
+      await dropTable('inbox_links')(db);
+    },
+  ],
   ['020_inquiry_sources', dropColumns('inquiries', 'source')],
   ['019_inquiry_releases', dropColumns('inquiries', 'released_at')],
   [

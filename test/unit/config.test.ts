@@ -200,6 +200,18 @@ describe('loadConfig', () => {
     }
   });
 
+  it('lets INBOX_USERS sign in to the inbox (INQUIRY_TO by default, none without either), lower-cased once each', () => {
+    expect(loadConfig({}).inbox).toBeNull();
+    expect(loadConfig({ INQUIRY_TO: 'Studio@Example.com' }).inbox).toEqual({ users: ['studio@example.com'] });
+    expect(loadConfig({ INQUIRY_TO: 'studio@example.com', INBOX_USERS: ' Ada@x.example ,ada@x.example, bob@y.example' }).inbox).toEqual({
+      users: ['ada@x.example', 'bob@y.example'],
+    });
+    expect(() => loadConfig({ INBOX_USERS: 'ada@x.example, nobody' })).toThrow(
+      new ConfigError('INBOX_USERS', '"nobody" is not an email address'),
+    );
+    expect(() => loadConfig({ INBOX_USERS: 'ada@x.example,' })).toThrow(new ConfigError('INBOX_USERS', '"" is not an email address'));
+  });
+
   it('takes HOST as an IP address or a host name', () => {
     for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'studio-1.internal', 'Studio.Example.']) {
       expect(loadConfig({ HOST: host }).host).toBe(host);
