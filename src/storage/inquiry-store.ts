@@ -7,6 +7,9 @@ import * as onPostgres from './postgres-batch.js';
 import { INQUIRY_COLUMNS, inquiryDeliveries, inquiryRow, toInquiry, toJudgement } from './rows.js';
 import type { Database } from './schema.js';
 
+/** Rows an SQLite insert binds at once: some fifteen columns each, within its 32,766 values. */
+const SQLITE_INSERT_ROWS = 1_000;
+
 export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: Dialect): InquiryStore {
   /** The statements an intake batch runs have texts of their own there (postgres-batch.ts). */
   const postgres = dialect === 'postgres';
@@ -15,13 +18,17 @@ export function createInquiryStore(db: Kysely<Database>, q: Executor, dialect: D
       if (items.length === 0) return new Set();
       const rows = items.map(inquiryRow);
       if (postgres) return new Set(await onPostgres.insertInquiries(q(tx), rows));
-      const inserted = await q(tx)
-        .insertInto('inquiries')
-        .values(rows)
-        .onConflict((oc) => oc.column('reference').doNothing())
-        .returning('reference')
-        .execute();
-      return new Set(inserted.map((row) => row.reference));
+      const inserted = new Set<string>();
+      for (let start = 0; start < rows.length; start += SQLITE_INSERT_ROWS) {
+        const chunk = await q(tx)
+          .insertInto('inquiries')
+          .values(rows.slice(start, start + SQLITE_INSERT_ROWS))
+          .onConflict((oc) => oc.column('reference').doNothing())
+          .returning('reference')
+          .execute();
+        for (const row of chunk) inserted.add(row.reference);
+      }
+      return inserted;
     },
     async findByReference(reference, tx) {
       const row = await q(tx).selectFrom('inquiries').select(INQUIRY_COLUMNS).where('reference', '=', reference).executeTakeFirst();
