@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { agentIdentities } from './auth/agent-identity.js';
 import { withCodes } from './auth/claim-code-mail.js';
 import { createClaims, OTP_DIGITS } from './auth/claims.js';
 import type { MetadataDocumentOptions } from './auth/client-metadata-document.js';
@@ -111,12 +112,15 @@ function withClaimCodes(channel: Channel, codeKey: string): Channel {
   };
 }
 
-function createChannels(config: Config, profile: StudioProfile): Channel[] {
+function createChannels(config: Config, profile: StudioProfile, store: Pick<Store, 'auth'>): Channel[] {
   const channels: Channel[] = [];
   if (config.smtp) {
     channels.push(createEmailChannel({ smtpUrl: config.smtp.url, from: config.mailFrom, to: config.smtp.inquiryTo, profile }));
   }
-  if (config.webhook) channels.push(createWebhookChannel({ url: config.webhook.url, secret: config.webhook.secret }));
+  if (config.webhook) {
+    const { url, secret } = config.webhook;
+    channels.push(createWebhookChannel({ url, secret, identify: agentIdentities(store) }));
+  }
   return channels;
 }
 
@@ -132,7 +136,7 @@ export async function createServices(
   const proofOfWork = await loadProofOfWork(store.proofs, now);
   // The claim codes' key: made by the first instance, shared through the database like the proof of work's.
   const codeKey = await store.proofs.secret('claim-code-key', randomBytes(32).toString('base64url'));
-  const channels = createChannels(config, profile).map((channel) =>
+  const channels = createChannels(config, profile, store).map((channel) =>
     channel.name === 'email' ? withClaimCodes(channel, codeKey) : channel,
   );
   const metrics = createMetrics(store.outbox, { channels: channels.map((channel) => channel.name), logger });
