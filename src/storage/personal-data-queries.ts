@@ -19,15 +19,27 @@ export const mailsTo = (db: Kysely<Database>, { email }: DataSubject) =>
  * The ids of the service mails whose text names the person's address (the quarantine digest lists
  * it): erased with them, never exported, since they hold other people's inquiries too.
  */
-export const mailsMentioning = (db: Kysely<Database>, { email }: DataSubject) =>
-  db
-    .selectFrom('messages')
-    .select('id')
-    .where(sql<boolean>`lower(body) like ${`%${email.replace(/[\\%_]/g, (char) => `\\${char}`)}%`} escape '\\'`);
+export const mailsMentioning = (db: Kysely<Database>, subject: DataSubject) =>
+  db.selectFrom('messages').select('id').where(mentions('body', subject));
+
+/** `lower(column)` holds the person's address somewhere in its text. */
+export const mentions = (column: string, { email }: DataSubject) =>
+  sql<boolean>`lower(${sql.ref(column)}) like ${`%${email.replace(/[\\%_]/g, (char) => `\\${char}`)}%`} escape '\\'`;
 
 /** The agent registrations the person owns, as a subquery. */
 export const clientsOf = (db: Kysely<Database>, { email }: DataSubject) =>
   db.selectFrom('agent_clients').select('client_id').where(lowered('email'), '=', email);
+
+/** The OAuth sign-ins naming the person, or whose grant is one of their registrations, as a subquery. */
+export const signInsOf = (db: Kysely<Database>, subject: DataSubject) =>
+  db
+    .selectFrom('oauth_authorizations')
+    .select('id')
+    .where((eb) => eb.or([eb(lowered('email'), '=', subject.email), eb('grant_id', 'in', clientsOf(db, subject))]));
+
+/** The refresh tokens of the person's grants (OAuth sign-ins are registrations of theirs), as a subquery. */
+export const refreshTokensOf = (db: Kysely<Database>, subject: DataSubject) =>
+  db.selectFrom('oauth_refresh_tokens').select('token_hash').where('grant_id', 'in', clientsOf(db, subject));
 
 /** The claims naming the person, and every claim of their registrations, as a subquery. */
 export const claimsOf = (db: Kysely<Database>, subject: DataSubject) =>
