@@ -23,7 +23,11 @@ const scopes = { type: 'array', items: { const: INQUIRY_WRITE_SCOPE } } as const
 /** OAuth parameters: strings only; unknown ones are ignored. */
 const otherParams = { type: 'string' } as const;
 const scopeParam = { type: 'string', description: `Space-separated; the only scope is ${INQUIRY_WRITE_SCOPE} (the default).` } as const;
-const resourceParam = { type: 'string', format: 'uri', description: 'RFC 8707: B/ (the default) or B/mcp.' } as const;
+const resourceParam = {
+  type: 'string',
+  format: 'uri',
+  description: 'RFC 8707: B/ (the default), B/mcp or B/mcp/verified (this one needs a signed-in person).',
+} as const;
 
 const registration = {
   type: 'object',
@@ -125,6 +129,33 @@ const tokenExchangeRequest = {
   additionalProperties: otherParams,
 } as const;
 
+const authorizationCodeRequest = {
+  type: 'object',
+  required: ['grant_type', 'code', 'client_id', 'redirect_uri', 'code_verifier'],
+  properties: {
+    grant_type: { const: 'authorization_code' },
+    code: { type: 'string', description: 'From the redirect; single use, valid for 2 minutes.' },
+    client_id: text,
+    redirect_uri: { type: 'string', description: 'The one the code was issued for.' },
+    code_verifier: { type: 'string', pattern: '^[A-Za-z0-9._~-]{43,128}$' },
+    resource: { ...resourceParam, description: 'If sent: the resource the sign-in was for.' },
+  },
+  additionalProperties: otherParams,
+} as const;
+
+const refreshTokenRequest = {
+  type: 'object',
+  required: ['grant_type', 'refresh_token', 'client_id'],
+  properties: {
+    grant_type: { const: 'refresh_token' },
+    refresh_token: { type: 'string', pattern: '^rt_', description: 'Rotated on every use: one used twice ends the sign-in.' },
+    client_id: text,
+    scope: scopeParam,
+    resource: { ...resourceParam, description: 'If sent: the resource the sign-in was for.' },
+  },
+  additionalProperties: otherParams,
+} as const;
+
 const tokenResponse = {
   type: 'object',
   additionalProperties: false,
@@ -135,6 +166,7 @@ const tokenResponse = {
     expires_in: { type: 'integer', const: 3600 },
     scope: { type: 'string', examples: [INQUIRY_WRITE_SCOPE] },
     issued_token_type: { const: TOKEN_TYPE_ACCESS_TOKEN, description: 'Token exchange only (RFC 8693 §2.2.1).' },
+    refresh_token: { type: 'string', pattern: '^rt_', description: 'The sign-in grants only: the next refresh token (30 days).' },
   },
 } as const;
 
@@ -142,7 +174,7 @@ const revocationRequest = {
   type: 'object',
   required: ['token'],
   properties: {
-    token: { type: 'string', minLength: 1, description: 'An access token or an identity assertion.' },
+    token: { type: 'string', minLength: 1, description: 'An access token, an identity assertion or a refresh token.' },
     token_type_hint: { type: 'string', examples: ['access_token'] },
   },
   additionalProperties: otherParams,
@@ -154,10 +186,17 @@ export const authSchemas: Record<string, Json> = {
   ClaimStarted: claimStarted,
   ClaimCompleted: claimCompleted,
   TokenRequest: {
-    oneOf: [{ $ref: '#/components/schemas/JwtBearerTokenRequest' }, { $ref: '#/components/schemas/TokenExchangeTokenRequest' }],
+    oneOf: [
+      { $ref: '#/components/schemas/JwtBearerTokenRequest' },
+      { $ref: '#/components/schemas/TokenExchangeTokenRequest' },
+      { $ref: '#/components/schemas/AuthorizationCodeTokenRequest' },
+      { $ref: '#/components/schemas/RefreshTokenRequest' },
+    ],
   },
   JwtBearerTokenRequest: jwtBearerRequest,
   TokenExchangeTokenRequest: tokenExchangeRequest,
+  AuthorizationCodeTokenRequest: authorizationCodeRequest,
+  RefreshTokenRequest: refreshTokenRequest,
   TokenResponse: tokenResponse,
   RevocationRequest: revocationRequest,
 };

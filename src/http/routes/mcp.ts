@@ -177,7 +177,7 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
 
 export const MCP_PATH = '/mcp';
 export const MCP_VERIFIED_PATH = '/mcp/verified';
-const SIGN_IN_REQUIRED =
+export const SIGN_IN_REQUIRED =
   'This MCP endpoint requires a signed-in person: sign in with OAuth (the resource metadata named in WWW-Authenticate), ' +
   'or use /mcp, which needs no sign-in.';
 
