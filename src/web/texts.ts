@@ -36,6 +36,7 @@ export function llmsTxt(publicUrl: string, profile: StudioProfile): string {
     '## Tools (MCP)',
     '',
     `- [MCP server](${base}/mcp): streamable HTTP; tools \`get_studio_info\`, \`list_services\`, \`submit_inquiry\``,
+    `- [MCP server for signed-in people](${base}/mcp/verified): the same tools; a standard MCP client signs its person in with OAuth from its 401`,
     `- [MCP server card](${base}/.well-known/mcp/server-card.json)`,
     '',
     '## Reference',

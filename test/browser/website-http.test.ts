@@ -243,14 +243,14 @@ describe('GET /llms.txt', () => {
     for (const field of ['firstName', 'lastName', 'email', 'company', 'message']) expect(text).toContain(`\`${field}\``);
     expect(text).toContain(`1–${INQUIRY_LIMITS.nameMaxLength} characters`);
     expect(text).toContain('Idempotency-Key');
-    for (const path of ['/mcp', '/.well-known/mcp/server-card.json', '/openapi.json', '/docs', '/auth.md']) {
+    for (const path of ['/mcp', '/mcp/verified', '/.well-known/mcp/server-card.json', '/openapi.json', '/docs', '/auth.md']) {
       expect(text).toContain(`(${BASE}${path})`);
     }
     for (const service of exampleStudioProfile.services) expect(text).toContain(`- ${service.name}: ${service.description}`);
     // Every address is this service's, and none is a path the text made up.
     const paths = new Set(urlsIn(text).map((url) => (url.startsWith(`${BASE}/`) ? url.slice(BASE.length) : url)));
     expect(paths).toEqual(
-      new Set(['/api/contact', '/mcp', '/.well-known/mcp/server-card.json', '/openapi.json', '/docs', '/auth.md', '/']),
+      new Set(['/api/contact', '/mcp', '/mcp/verified', '/.well-known/mcp/server-card.json', '/openapi.json', '/docs', '/auth.md', '/']),
     );
   });
 
