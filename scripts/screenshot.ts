@@ -1,10 +1,12 @@
-// Writes the README's screenshots of the contact page (docs/images/) with the browser tests'
-// helpers: the real app on a temporary SQLite file, Debian's chromium through playwright-core.
+// Writes the README's screenshots of the contact page and of the studio's notification mail
+// (docs/images/) with the browser tests' helpers: the real app on a temporary SQLite file, a real
+// SMTP server, Debian's chromium through playwright-core.
 // Run: node --import tsx scripts/screenshot.ts
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { reserveBaseUrl, startTestApp } from '../test/helpers/app.js';
 import { launchChromium, launched } from '../test/helpers/browser.js';
+import { receiveNotificationMail, showMail } from '../test/helpers/notification-mail.js';
 
 const IMAGES = fileURLToPath(new URL('../docs/images/', import.meta.url));
 
@@ -29,6 +31,17 @@ async function main(): Promise<void> {
       if (response?.status() !== 200) throw new Error(`GET / answered ${response?.status()}`);
       await page.locator('form').waitFor({ state: 'visible' });
       await page.screenshot({ path: `${IMAGES}${file}` });
+      await context.close();
+      process.stdout.write(`wrote docs/images/${file}\n`);
+    }
+    // The mail as it arrives, shown as a mail client would, in a light and a dark colour scheme.
+    const mail = await receiveNotificationMail({ STUDIO_TIMEZONE: 'Europe/London' });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const file = `notification-mail${colorScheme === 'dark' ? '-dark' : ''}.png`;
+      const context = await browser.newContext({ viewport: { width: 720, height: 760 }, colorScheme, javaScriptEnabled: false });
+      const page = await context.newPage();
+      await showMail(page, mail);
+      await page.screenshot({ path: `${IMAGES}${file}`, fullPage: true });
       await context.close();
       process.stdout.write(`wrote docs/images/${file}\n`);
     }

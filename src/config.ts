@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_SERVICE_MAIL_PER_HOUR } from './auth/limits.js';
 import { ConfigError } from './config/errors.js';
+import { EMAIL_ADDRESS, type MailFrom, parseMailFrom, parseTimeZone } from './config/mail.js';
 import { parseRetention, type RetentionConfig } from './config/retention.js';
 import { type KeySecretsConfig, parseKeySecrets } from './config/secrets.js';
 import { parseSpamDigest, parseSpamFilter, type SpamDigestConfig, type SpamFilterConfig } from './config/spam.js';
@@ -24,7 +25,10 @@ export interface Config {
   readonly publicUrl: string;
   readonly database: DatabaseConfig;
   readonly smtp: { readonly url: string; readonly inquiryTo: string } | null;
-  readonly mailFrom: string;
+  /** MAIL_FROM: the display name null where it gives none (the studio's name is used then). */
+  readonly mailFrom: MailFrom;
+  /** STUDIO_TIMEZONE: the IANA zone the notification mail writes times in. */
+  readonly studioTimeZone: string;
   readonly webhook: { readonly url: string; readonly secret: string | null } | null;
   readonly studioProfilePath: string | null;
   readonly trustedIssuers: Readonly<Record<string, string>>;
@@ -64,7 +68,6 @@ const DELIVERY_LEASE_SECONDS_MAX = 3_600;
 const SERVICE_MAIL_LIMIT_MAX = 10_000;
 const WINDOW_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
 // A deliberately simple address check: the mail library does the real parsing.
-const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -105,7 +108,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     database: parseDatabaseUrl(read('DATABASE_URL') ?? 'sqlite:data/studio.db'),
     smtp: smtpUrl !== undefined && inquiryTo !== undefined ? { url: smtpUrl, inquiryTo } : null,
-    mailFrom: parseMailFrom(read('MAIL_FROM') ?? `Studio <no-reply@${new URL(publicUrl).hostname}>`),
+    mailFrom: parseMailFrom(read('MAIL_FROM'), publicUrl),
+    studioTimeZone: parseTimeZone(read('STUDIO_TIMEZONE')),
     webhook: webhookUrl !== undefined ? { url: webhookUrl, secret: webhookSecret ?? null } : null,
     studioProfilePath: profilePath,
     trustedIssuers: parseTrustedIssuers(read('TRUSTED_ISSUERS')),
@@ -258,14 +262,6 @@ function parseWebhookSecret(value: string): void {
       `the key is ${bytes.length} bytes; use at least ${WEBHOOK_KEY_MIN_BYTES} random bytes, e.g. "whsec_$(openssl rand -base64 32)"`,
     );
   }
-}
-
-function parseMailFrom(value: string): string {
-  const address = /<([^>]*)>\s*$/.exec(value)?.[1] ?? value;
-  if (!EMAIL_ADDRESS.test(address.trim())) {
-    throw new ConfigError('MAIL_FROM', `"${value}" is not an address such as "Studio <no-reply@example.com>"`);
-  }
-  return value;
 }
 
 function assertReadable(variable: string, path: string): void {

@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     await failStart(error, `DATABASE_URL: cannot write to the database (${databaseErrorCause(error)})`);
   }
   services.digests.start();
+  services.alerts.start();
   logger.info(
     { publicUrl: config.publicUrl, database: config.database.kind, channels: services.channels.map((c) => c.name) },
     'studio-inquiry is ready',

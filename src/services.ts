@@ -15,6 +15,7 @@ import { type AgentAuth, createAgentAuth } from './auth/service.js';
 import { createSignIn, type SignIn } from './auth/sign-in.js';
 import { authUrls } from './auth/urls.js';
 import type { Config } from './config.js';
+import { alertRoutes, createDeliveryAlerts, type DeliveryAlerts } from './delivery/alerts.js';
 import type { RetryPolicy } from './delivery/backoff.js';
 import type { Channel } from './delivery/channel.js';
 import { createEmailChannel } from './delivery/email.js';
@@ -42,6 +43,8 @@ export interface Services {
   readonly inquiries: InquiryService;
   /** The daily quarantine digest: started with the worker (src/main.ts). */
   readonly digests: DigestSchedule;
+  /** The delivery alerts (src/delivery/alerts.ts): started with the worker (src/main.ts). */
+  readonly alerts: DeliveryAlerts;
   /** The contact page's proof of work: challenges, and the check of their answers. */
   readonly proofOfWork: ProofOfWork;
   readonly metrics: Metrics;
@@ -112,10 +115,21 @@ function withClaimCodes(channel: Channel, codeKey: string): Channel {
   };
 }
 
-function createChannels(config: Config, profile: StudioProfile, store: Pick<Store, 'auth'>): Channel[] {
+function createChannels(config: Config, profile: StudioProfile, store: Store): Channel[] {
   const channels: Channel[] = [];
   if (config.smtp) {
-    channels.push(createEmailChannel({ smtpUrl: config.smtp.url, from: config.mailFrom, to: config.smtp.inquiryTo, profile }));
+    channels.push(
+      createEmailChannel({
+        smtpUrl: config.smtp.url,
+        // The studio's name unless MAIL_FROM gives one (docs/configuration.md).
+        from: { name: config.mailFrom.name ?? profile.name, address: config.mailFrom.address },
+        to: config.smtp.inquiryTo,
+        profile,
+        timeZone: config.studioTimeZone,
+        publicUrl: config.publicUrl,
+        findAgent: (clientId) => store.auth.findClient(clientId),
+      }),
+    );
   }
   if (config.webhook) {
     const { url, secret } = config.webhook;
@@ -209,6 +223,15 @@ export async function createServices(
       worker.wake();
     },
   });
+  const alerts = createDeliveryAlerts({
+    store,
+    channels: channels.map((channel) => channel.name),
+    routes: alertRoutes({ inquiryTo: config.smtp?.inquiryTo ?? null, webhook: config.webhook !== null }),
+    timeZone: config.studioTimeZone,
+    logger: logger.child({ component: 'alerts' }),
+    now,
+    onQueued: () => worker.wake(),
+  });
   const maintenance = createMaintenance({
     store,
     retention: config.retention,
@@ -226,6 +249,7 @@ export async function createServices(
     worker,
     inquiries,
     digests,
+    alerts,
     proofOfWork,
     metrics,
     maintenance,
@@ -233,6 +257,7 @@ export async function createServices(
     async close() {
       await maintenance.stop();
       await digests.stop();
+      await alerts.stop();
       await worker.stop();
       await Promise.all(channels.map((channel) => channel.close?.()));
       await store.close();

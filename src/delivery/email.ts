@@ -1,17 +1,30 @@
 // Email to the studio's inbox through nodemailer over SMTP_URL (docs/delivery.md).
 // From is always the service (DMARC), Reply-To is the person; no field can add or change a header.
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { DeliveryRecord, InquiryRecord, Outgoing, ServiceMessage } from '../storage/ports.js';
+import type { AgentClient, DeliveryRecord, InquiryRecord, Outgoing, ServiceMessage } from '../storage/ports.js';
 import type { StudioProfile } from '../studio/profile.js';
 import type { Channel, SendResult } from './channel.js';
+import { agentLabel, type InquiryMailContext, inquiryMailHtml, inquiryMailText } from './inquiry-mail.js';
+import { headerText } from './mail-text.js';
+
+export { escapeHtml, headerSafe, headerText } from './mail-text.js';
+
+/** From: `Name <address>` as one string, or as an object whose name nodemailer quotes and encodes itself. */
+export type MailSender = string | { readonly name: string; readonly address: string };
 
 export interface EmailChannelOptions {
   readonly smtpUrl: string;
-  readonly from: string;
+  readonly from: MailSender;
   readonly to: string;
   readonly profile: StudioProfile;
   /** How long one send may take as a whole (SEND_DEADLINE_MS; tests shorten it). */
   readonly sendDeadlineMs?: number;
+  /** STUDIO_TIMEZONE, the zone the mail's times are in (UTC by default). */
+  readonly timeZone?: string;
+  /** PUBLIC_URL, on which the link to the inbox is built. */
+  readonly publicUrl?: string;
+  /** The registration of an inquiry's agent, to name it (its client id is shown where there is none). */
+  readonly findAgent?: (clientId: string) => Promise<AgentClient | undefined>;
 }
 
 /**
@@ -42,8 +55,9 @@ export const SEND_DEADLINE_MS = 10 * 60_000;
  * again after a crash (between sending and recording) is then the same message to the mail system,
  * which clients and mailbox providers show once. Its domain is MAIL_FROM's (RFC 5322 §3.6.4).
  */
-export function messageIdOf(delivery: Pick<DeliveryRecord, 'id'>, from: string): string {
-  const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? 'studio-inquiry.invalid';
+export function messageIdOf(delivery: Pick<DeliveryRecord, 'id'>, from: MailSender): string {
+  const address = typeof from === 'string' ? from : from.address;
+  const domain = /@([^>\s]+)>?\s*$/.exec(address)?.[1] ?? 'studio-inquiry.invalid';
   return `<${delivery.id}@${domain}>`;
 }
 
@@ -60,58 +74,26 @@ export function withTransportDefaults(smtpUrl: string): string {
   return url.href;
 }
 
-/**
- * Control characters (C0, DEL, C1: NEL U+0085 is a line break to Unicode), the line and paragraph
- * separators, and the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which
- * would turn the rest of a subject around.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
-
-/** Invisible and format characters (zero-width spaces and joiners, soft hyphens, Hangul fillers): they hide or split words. */
-const INVISIBLE_CHARACTERS = /[\p{Cf}\u115f\u1160\u3164\uffa0]+/gu;
-
-/** Collapses line breaks and other control characters, so a value stays on its header line, and drops invisible ones. */
-export function headerSafe(value: string): string {
-  return value.replace(CONTROL_CHARACTERS, ' ').replace(INVISIBLE_CHARACTERS, '').replace(/\s+/g, ' ').trim();
-}
-
-/**
- * headerSafe, and no RFC 2047 encoded-word: mail clients would show "=?UTF-8?B?…?=" decoded, even in
- * quoted names (a forged "CEO <ceo@…>"). A zero-width space after each "=" of "=?" leaves nothing to
- * decode, so the name is shown as typed (nodemailer encodes the whole name, as any non-ASCII one).
- */
-export function headerText(value: string): string {
-  return headerSafe(value).replaceAll('=?', '=\u200b?');
-}
-
-export function composeInquiryEmail(inquiry: InquiryRecord, options: Pick<EmailChannelOptions, 'from' | 'to'>) {
+/** The mail about one inquiry (its words: inquiry-mail.ts). */
+export function composeInquiryEmail(
+  inquiry: InquiryRecord,
+  options: Pick<EmailChannelOptions, 'from' | 'to'> & Partial<InquiryMailContext>,
+) {
   const name = headerText(`${inquiry.firstName} ${inquiry.lastName}`);
   const company = inquiry.company === null ? '' : headerText(inquiry.company);
-  const receivedAt = inquiry.receivedAt.toISOString();
-  // One line each: a name with a line break in it cannot add a line of its own (a forged "Email:")
-  // to the list. Only the message keeps its lines.
-  const fields: [string, string][] = [
-    ['Reference', inquiry.reference],
-    ['Received', receivedAt],
-    ['First name', headerSafe(inquiry.firstName)],
-    ['Last name', headerSafe(inquiry.lastName)],
-    ['Email', inquiry.email],
-    ['Company', inquiry.company === null ? '—' : headerSafe(inquiry.company)],
-    ['Submitted by agent', inquiry.clientId ?? '—'],
-  ];
-  const text = `${fields.map(([label, value]) => `${label}: ${value}`).join('\n')}\n\nMessage:\n\n${inquiry.message}\n`;
-  const html =
-    `<table>${fields.map(([label, value]) => `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`).join('')}</table>` +
-    `<h3>Message</h3><p style="white-space:pre-wrap">${escapeHtml(inquiry.message)}</p>`;
+  const context: InquiryMailContext = {
+    timeZone: options.timeZone ?? 'UTC',
+    publicUrl: options.publicUrl ?? 'http://localhost:3000',
+    agent: options.agent ?? null,
+  };
   return {
     from: options.from,
     to: options.to,
     // An address object: nodemailer quotes and encodes the display name itself.
     replyTo: { name, address: inquiry.email },
     subject: `New inquiry from ${name}${company ? ` (${company})` : ''} — ${inquiry.reference}`,
-    text,
-    html,
+    text: inquiryMailText(inquiry, context),
+    html: inquiryMailHtml(inquiry, context),
     headers: { 'X-Inquiry-Reference': inquiry.reference },
     date: inquiry.receivedAt,
   };
@@ -129,13 +111,18 @@ export function createEmailChannel(options: EmailChannelOptions): Channel {
   const connections = Number(transportUrl.searchParams.get('maxConnections'));
   const pooled = transportUrl.searchParams.get('pool') === 'true' && Number.isInteger(connections) && connections > 0;
   const deadlineMs = options.sendDeadlineMs ?? SEND_DEADLINE_MS;
+  /** The agent's name for the mail; a registration that cannot be read now leaves its client id shown, not the mail unsent. */
+  const agentOf = async ({ clientId }: InquiryRecord) =>
+    clientId === null || options.findAgent === undefined ? null : agentLabel(await options.findAgent(clientId).catch(() => undefined));
 
   return {
     name: 'email',
     ...(pooled && { concurrency: connections }),
     async send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
       const mail =
-        payload.kind === 'inquiry' ? composeInquiryEmail(payload.inquiry, options) : composeServiceEmail(payload.message, options);
+        payload.kind === 'inquiry'
+          ? composeInquiryEmail(payload.inquiry, { ...options, agent: await agentOf(payload.inquiry) })
+          : composeServiceEmail(payload.message, options);
       try {
         const signal = AbortSignal.timeout(deadlineMs);
         await transport.sendMail({ ...mail, messageId: messageIdOf(delivery, options.from), signal });
@@ -173,10 +160,4 @@ function operatorCanFix(code: number, response = ''): boolean {
   if (code === 530 || code === 538) return true;
   const enhanced = /^\d{3}[ -]5\.(\d{1,3})\.(\d{1,3})\b/.exec(response);
   return enhanced !== null && (enhanced[1] === '7' || (enhanced[1] === '2' && enhanced[2] === '2'));
-}
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }

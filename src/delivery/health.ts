@@ -5,7 +5,7 @@ import type { ChannelHealthFacts, Outbox } from '../storage/ports.js';
 /** How long every attempt of a channel must have failed before it alerts. */
 export const FAILING_ALERT_MS = 15 * 60_000;
 
-/** Why a channel alerts: failing for FAILING_ALERT_MS, or a delivery given up since its last success. */
+/** Why a channel alerts: failing for FAILING_ALERT_MS, or a delivery given up (dead) since its last success. */
 export type AlertReason = 'failing' | 'given-up';
 
 export interface ChannelHealth {

@@ -34,6 +34,8 @@ export function webhookPayload(inquiry: InquiryRecord, agent: AgentIdentity | nu
       message: inquiry.message,
       receivedAt: inquiry.receivedAt.toISOString(),
       client_id: inquiry.clientId,
+      // The door it came through (page, api, mcp); null for an inquiry stored before doors were recorded.
+      source: inquiry.source,
       // The agent that sent it, and the address its person proved (docs/delivery.md); null without one.
       agent: agent && { name: agent.name, verified_email: agent.verifiedEmail },
     },

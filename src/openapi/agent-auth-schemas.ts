@@ -9,6 +9,7 @@ import {
   TOKEN_TYPE_ID_JAG,
   TOKEN_TYPE_JWT,
 } from '../auth/metadata.js';
+import type { AuthUrls } from '../auth/urls.js';
 import type { Json } from './common.js';
 
 /** A shortened JWT for examples. */
@@ -23,11 +24,6 @@ const scopes = { type: 'array', items: { const: INQUIRY_WRITE_SCOPE } } as const
 /** OAuth parameters: strings only; unknown ones are ignored. */
 const otherParams = { type: 'string' } as const;
 const scopeParam = { type: 'string', description: `Space-separated; the only scope is ${INQUIRY_WRITE_SCOPE} (the default).` } as const;
-const resourceParam = {
-  type: 'string',
-  format: 'uri',
-  description: 'RFC 8707: B/ (the default), B/mcp or B/mcp/verified (this one needs a signed-in person).',
-} as const;
 
 const registration = {
   type: 'object',
@@ -103,19 +99,27 @@ const claimCompleted = {
   },
 } as const;
 
-const jwtBearerRequest = {
+/** RFC 8707 `resource`: the three resources of this service, by their real addresses. */
+const resourceParam = (urls: AuthUrls) =>
+  ({
+    type: 'string',
+    format: 'uri',
+    description: `RFC 8707: ${urls.resource} (the default), ${urls.mcpResource} or ${urls.mcpVerifiedResource} (this one needs a signed-in person).`,
+  }) as const;
+
+const jwtBearerRequest = (urls: AuthUrls) => ({
   type: 'object',
   required: ['grant_type', 'assertion'],
   properties: {
     grant_type: { const: GRANT_TYPE_JWT_BEARER },
     assertion: { ...jwt, description: 'An identity assertion of this service, or an ID-JAG of a trusted issuer.' },
     scope: scopeParam,
-    resource: resourceParam,
+    resource: resourceParam(urls),
   },
   additionalProperties: otherParams,
-} as const;
+});
 
-const tokenExchangeRequest = {
+const tokenExchangeRequest = (urls: AuthUrls) => ({
   type: 'object',
   required: ['grant_type', 'subject_token', 'subject_token_type'],
   properties: {
@@ -124,12 +128,12 @@ const tokenExchangeRequest = {
     subject_token_type: { enum: [TOKEN_TYPE_JWT, TOKEN_TYPE_ID_JAG] },
     requested_token_type: { const: TOKEN_TYPE_ACCESS_TOKEN },
     scope: scopeParam,
-    resource: resourceParam,
+    resource: resourceParam(urls),
   },
   additionalProperties: otherParams,
-} as const;
+});
 
-const authorizationCodeRequest = {
+const authorizationCodeRequest = (urls: AuthUrls) => ({
   type: 'object',
   required: ['grant_type', 'code', 'client_id', 'redirect_uri', 'code_verifier'],
   properties: {
@@ -138,12 +142,12 @@ const authorizationCodeRequest = {
     client_id: text,
     redirect_uri: { type: 'string', description: 'The one the code was issued for.' },
     code_verifier: { type: 'string', pattern: '^[A-Za-z0-9._~-]{43,128}$' },
-    resource: { ...resourceParam, description: 'If sent: the resource the sign-in was for.' },
+    resource: { ...resourceParam(urls), description: 'If sent: the resource the sign-in was for.' },
   },
   additionalProperties: otherParams,
-} as const;
+});
 
-const refreshTokenRequest = {
+const refreshTokenRequest = (urls: AuthUrls) => ({
   type: 'object',
   required: ['grant_type', 'refresh_token', 'client_id'],
   properties: {
@@ -151,10 +155,10 @@ const refreshTokenRequest = {
     refresh_token: { type: 'string', pattern: '^rt_', description: 'Rotated on every use: one used twice ends the sign-in.' },
     client_id: text,
     scope: scopeParam,
-    resource: { ...resourceParam, description: 'If sent: the resource the sign-in was for.' },
+    resource: { ...resourceParam(urls), description: 'If sent: the resource the sign-in was for.' },
   },
   additionalProperties: otherParams,
-} as const;
+});
 
 const tokenResponse = {
   type: 'object',
@@ -180,7 +184,7 @@ const revocationRequest = {
   additionalProperties: otherParams,
 } as const;
 
-export const authSchemas: Record<string, Json> = {
+export const authSchemas = (urls: AuthUrls): Record<string, Json> => ({
   Registration: registration,
   PendingRegistration: pendingRegistration,
   ClaimStarted: claimStarted,
@@ -193,10 +197,10 @@ export const authSchemas: Record<string, Json> = {
       { $ref: '#/components/schemas/RefreshTokenRequest' },
     ],
   },
-  JwtBearerTokenRequest: jwtBearerRequest,
-  TokenExchangeTokenRequest: tokenExchangeRequest,
-  AuthorizationCodeTokenRequest: authorizationCodeRequest,
-  RefreshTokenRequest: refreshTokenRequest,
+  JwtBearerTokenRequest: jwtBearerRequest(urls),
+  TokenExchangeTokenRequest: tokenExchangeRequest(urls),
+  AuthorizationCodeTokenRequest: authorizationCodeRequest(urls),
+  RefreshTokenRequest: refreshTokenRequest(urls),
   TokenResponse: tokenResponse,
   RevocationRequest: revocationRequest,
-};
+});

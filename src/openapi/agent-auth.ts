@@ -257,7 +257,7 @@ export function agentAuthArea({ urls }: AreaContext): Area {
       VerifiedEmailRegistration: component(verifiedEmailRegistrationSchema),
       IdJagRegistration: component(idJagRegistrationSchema),
       ClaimRequest: component(claimSchema),
-      ...authSchemas,
+      ...authSchemas(urls),
     },
   };
 }

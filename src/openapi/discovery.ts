@@ -1,25 +1,27 @@
-// The discovery side of the OpenAPI document: RFC 9728 protected resource metadata (for B/ and
-// B/mcp), RFC 8414 authorization server metadata with the auth.md `agent_auth` block (also served
+// The discovery side of the OpenAPI document: RFC 9728 protected resource metadata (for the API
+// and the MCP server), RFC 8414 authorization server metadata with the auth.md `agent_auth` block (also served
 // as OpenID discovery) and the JWKS. Examples are the documents this configuration really serves.
 import { authFeatures, authorizationServerMetadata, protectedResourceMetadata } from '../auth/metadata.js';
+import type { AuthUrls } from '../auth/urls.js';
+import { API_CATALOG_PATH, API_CATALOG_PROFILE, agentLinks, apiCatalog, apiCatalogLinkHeader } from '../web/agent-links.js';
 import { type Area, type AreaContext, example, JSON_TYPE, type Json, PUBLIC_HEADERS, ref } from './common.js';
 
 const uri = { type: 'string', format: 'uri' } as const;
 const strings = { type: 'array', minItems: 1, items: { type: 'string' } } as const;
 
-const protectedResourceSchema = {
+const protectedResourceSchema = (urls: AuthUrls) => ({
   type: 'object',
   description: 'RFC 9728 §2. Unknown members are to be ignored by clients.',
   required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
   properties: {
-    resource: { ...uri, description: 'The resource identifier: B/, B/mcp or B/mcp/verified.' },
+    resource: { ...uri, description: `The resource identifier: ${urls.resource}, ${urls.mcpResource} or ${urls.mcpVerifiedResource}.` },
     authorization_servers: { type: 'array', minItems: 1, items: uri },
     scopes_supported: { ...strings, contains: { const: 'inquiry:write' } },
     bearer_methods_supported: { type: 'array', items: { const: 'header' }, minItems: 1 },
     resource_name: { type: 'string' },
     resource_documentation: uri,
   },
-} as const;
+});
 
 const agentAuthSchema = {
   type: 'object',
@@ -58,14 +60,14 @@ const agentAuthSchema = {
   },
 } as const;
 
-const authorizationServerSchema = {
+const authorizationServerSchema = (urls: AuthUrls) => ({
   type: 'object',
   description:
     'RFC 8414 §2: only what exists is advertised and no array is empty. The authorization-code flow (authorization and ' +
     'registration endpoints, `authorization_code` and `refresh_token` grants) only where SMTP_URL is set.',
   required: ['issuer', 'token_endpoint', 'jwks_uri', 'revocation_endpoint', 'grant_types_supported', 'agent_auth'],
   properties: {
-    issuer: { ...uri, description: 'B: PUBLIC_URL without a trailing slash.' },
+    issuer: { ...uri, description: `This service: ${urls.issuer} (PUBLIC_URL without a trailing slash).` },
     authorization_endpoint: uri,
     registration_endpoint: uri,
     response_types_supported: { type: 'array', items: { const: 'code' } },
@@ -84,7 +86,7 @@ const authorizationServerSchema = {
     service_documentation: uri,
     agent_auth: ref('AgentAuth'),
   },
-} as const;
+});
 
 const jwksSchema = {
   type: 'object',
@@ -124,6 +126,65 @@ const EXAMPLE_JWKS = {
   ],
 };
 
+const linkTargetSchema = {
+  type: 'object',
+  required: ['href'],
+  properties: { href: uri, type: { type: 'string', description: 'The media type a GET of href answers with.' }, title: { type: 'string' } },
+} as const;
+
+const apiCatalogSchema = {
+  type: 'object',
+  description:
+    'RFC 9727 API catalog in the RFC 9264 JSON linkset format: one context per API (the HTTP API and the MCP server), ' +
+    'anchored at its address, with its description (`service-desc`), documentation (`service-doc`), metadata (`service-meta`) and status.',
+  required: ['linkset'],
+  properties: {
+    linkset: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['anchor'],
+        properties: { anchor: uri },
+        additionalProperties: { type: 'array', minItems: 1, items: ref('LinkTarget') },
+      },
+    },
+  },
+} as const;
+
+/** GET /.well-known/api-catalog: its own media type, and the Link header RFC 9727 §2 asks of it. */
+function apiCatalogGet(publicUrl: string): Json {
+  const links = agentLinks(publicUrl);
+  return {
+    get: {
+      operationId: 'getApiCatalog',
+      summary: 'API catalog (RFC 9727)',
+      description:
+        'Where the APIs of this service are described: the OpenAPI document, the API reference, auth.md, llms.txt, the MCP server card ' +
+        'and the protected resource metadata. HEAD answers the same headers. Public, readable from any origin, cacheable for an hour.',
+      tags: ['Discovery'],
+      responses: {
+        200: {
+          description: 'The catalog.',
+          headers: {
+            ...PUBLIC_HEADERS,
+            Link: {
+              description: 'The catalog itself, with the api-catalog relation.',
+              schema: { type: 'string', const: apiCatalogLinkHeader(links) },
+            },
+          },
+          content: {
+            'application/linkset+json': {
+              schema: ref('ApiCatalog'),
+              examples: { served: example(`As this service serves it (profile="${API_CATALOG_PROFILE}")`, apiCatalog(links)) },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
 function discoveryGet(operationId: string, summary: string, description: string, schema: string, value: unknown): Json {
   return {
     get: {
@@ -146,17 +207,18 @@ export function discoveryArea({ config, profile, urls }: AreaContext): Area {
   const asMetadata = authorizationServerMetadata(urls, authFeatures(config));
   return {
     paths: {
+      [API_CATALOG_PATH]: apiCatalogGet(config.publicUrl),
       '/.well-known/oauth-protected-resource': discoveryGet(
         'getProtectedResourceMetadata',
         'Protected resource metadata (the inquiry API)',
-        'RFC 9728 metadata of the resource B/ (POST /api/contact): which authorization server issues its tokens and how to send them.',
+        `RFC 9728 metadata of the resource ${urls.resource} (POST /api/contact): which authorization server issues its tokens and how to send them.`,
         'ProtectedResourceMetadata',
         protectedResourceMetadata(urls, profile, 'api'),
       ),
       '/.well-known/oauth-protected-resource/mcp': discoveryGet(
         'getMcpProtectedResourceMetadata',
         'Protected resource metadata (the MCP server)',
-        'RFC 9728 metadata of the resource B/mcp (the MCP tool server).',
+        `RFC 9728 metadata of the resource ${urls.mcpResource} (the MCP tool server).`,
         'ProtectedResourceMetadata',
         protectedResourceMetadata(urls, profile, 'mcp'),
       ),
@@ -183,10 +245,12 @@ export function discoveryArea({ config, profile, urls }: AreaContext): Area {
       ),
     },
     schemas: {
-      ProtectedResourceMetadata: protectedResourceSchema,
-      AuthorizationServerMetadata: authorizationServerSchema,
+      ProtectedResourceMetadata: protectedResourceSchema(urls),
+      AuthorizationServerMetadata: authorizationServerSchema(urls),
       AgentAuth: agentAuthSchema,
       JsonWebKeySet: jwksSchema,
+      ApiCatalog: apiCatalogSchema,
+      LinkTarget: linkTargetSchema,
     },
   };
 }

@@ -169,7 +169,7 @@ export function mcpArea({ config, profile, urls }: AreaContext): Area {
       `Tools: ${TOOLS.map((tool) => `\`${tool.name}\``).join(', ')} — see the server card at ${cardUrl} and \`tools/list\`. ` +
       'Send `Accept: application/json, text/event-stream`. Invalid tool arguments and rate limiting are tool results with ' +
       '`isError: true` (status 200) that say what to fix. A browser `Origin` outside CORS_ORIGINS is refused (DNS-rebinding ' +
-      'protection). A bearer token for the resource B/mcp attributes submissions; a bad one never loses the inquiry.',
+      `protection). A bearer token for the resource ${urls.mcpResource} attributes submissions; a bad one never loses the inquiry.`,
     externalDocs: { description: 'MCP server card', url: cardUrl },
     tags: ['MCP'],
     security: [{}, { bearer: [] }],

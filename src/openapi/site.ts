@@ -2,6 +2,7 @@
 // /docs (Swagger UI) and its files, and the website's GET /, /robots.txt, /llms.txt, /assets/… and
 // the proof-of-work worker's /assets/pow/….
 import { ASSET_FILES } from '../http/routes/website.js';
+import { agentLinks, homeLinkHeader } from '../web/agent-links.js';
 import { ALTCHA_MODULES, POW_WORKER } from '../web/pow-assets.js';
 import { robotsTxt } from '../web/texts.js';
 import {
@@ -160,9 +161,23 @@ export function siteArea({ config }: AreaContext): Area {
       },
       '/docs/{file}': { get: filesGet('getApiReferenceFile', 'A file of the API reference page', 'Documentation', docsFiles) },
       '/': {
-        get: documentGet('getHomePage', 'The contact page', 'The studio’s page with the contact form, for people.', 'Website', {
-          'text/html': { schema: text },
-        }),
+        get: documentGet(
+          'getHomePage',
+          'The contact page',
+          'The studio’s page with the contact form, for people; its markdown rendering for `Accept: text/markdown` (the studio, its ' +
+            'services, how to send an inquiry by HTTP and MCP, where the documents for agents are). Either carries the same Link header.',
+          'Website',
+          { 'text/html': { schema: text }, 'text/markdown': { schema: text } },
+          {
+            ...CACHED,
+            Link: {
+              description:
+                'RFC 8288 links to the API catalog, the OpenAPI document, the API reference, auth.md, the MCP server card and llms.txt.',
+              schema: { type: 'string', examples: [homeLinkHeader(agentLinks(base))] },
+            },
+            Vary: { description: 'The answer depends on Accept (and on Origin, for CORS).', schema: { type: 'string', pattern: 'Accept' } },
+          },
+        ),
       },
       '/robots.txt': {
         get: documentGet('getRobotsTxt', 'robots.txt', 'Everything may be crawled.', 'Website', {

@@ -6,7 +6,7 @@ const GENERIC_TLDS =
 const COUNTRY_TLDS =
   'ae|ar|at|au|be|bg|br|ca|ch|cl|cn|cz|de|dk|ee|es|eu|fi|fr|gr|hk|hr|hu|id|ie|il|in|is|it|jp|kr|lt|lu|lv|mx|my|nl|no|nz|ph|pk|pl|pt|ro|rs|ru|sa|se|sg|si|sk|th|tr|tw|ua|uk|us|vn|za';
 
-const LINK_PATTERN = new RegExp(
+export const LINK_PATTERN = new RegExp(
   [
     String.raw`\b(?:https?|ftp):\/\/[^\s<>"'()\[\]]+`,
     String.raw`\bwww\.[^\s<>"'()\[\]]+`,
@@ -15,9 +15,9 @@ const LINK_PATTERN = new RegExp(
   'giu',
 );
 
-const EMAIL_PATTERN = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
+export const EMAIL_PATTERN = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
 
-const MARKUP_LINK_PATTERN = /<a\s[^>]*href|\[url[=\]]|\[link[=\]]/i;
+export const MARKUP_LINK_PATTERN = /<a\s[^>]*href|\[url[=\]]|\[link[=\]]/i;
 
 /** Public URL shorteners: their links hide where they go. */
 const SHORTENER_HOSTS = new Set([
@@ -47,22 +47,29 @@ const SHORTENER_HOSTS = new Set([
   'clck.ru',
 ]);
 
-/** Every link in the text, email addresses aside, in order of appearance. */
 /** The last few texts' links: several rules read the same fields of one inquiry. */
-const recentLinks = new Map<string, string[]>();
+const recentLinks = new Map<string, readonly string[]>();
 
-export function findLinks(text: string): string[] {
+/** A link has "://", "www." or a dot before a letter (ſ and K fold to s and k); most texts have none. */
+const MAY_HAVE_LINK = /:\/\/|www\.|\.[a-z\u017f\u212a]/i;
+
+/** Every link in the text, email addresses aside, in order of appearance. */
+export function findLinks(text: string): readonly string[] {
   let links = recentLinks.get(text);
   if (links === undefined) {
-    links = text.replace(EMAIL_PATTERN, ' ').match(LINK_PATTERN) ?? [];
+    if (!MAY_HAVE_LINK.test(text)) links = [];
+    else {
+      const bare = text.includes('@') ? text.replace(EMAIL_PATTERN, ' ') : text;
+      links = Object.freeze(bare.match(LINK_PATTERN) ?? []);
+    }
     if (recentLinks.size >= 8) recentLinks.clear();
     recentLinks.set(text, links);
   }
-  return [...links];
+  return links;
 }
 
 export function findEmailAddresses(text: string): string[] {
-  return text.match(EMAIL_PATTERN) ?? [];
+  return text.includes('@') ? (text.match(EMAIL_PATTERN) ?? []) : [];
 }
 
 export function hostOf(link: string): string {
@@ -78,7 +85,7 @@ export function isShortener(link: string): boolean {
 }
 
 export function hasMarkupLink(text: string): boolean {
-  return MARKUP_LINK_PATTERN.test(text);
+  return (text.includes('<') || text.includes('[')) && MARKUP_LINK_PATTERN.test(text);
 }
 
 /** A link someone means to be followed: a scheme, www., or a path after the domain. */

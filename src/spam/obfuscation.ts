@@ -8,6 +8,7 @@ const LOOK_ALIKE_SCRIPTS = /[\p{Script=Cyrillic}\p{Script=Greek}]/u;
 
 /** The words mixing Latin letters with Cyrillic or Greek ones. */
 export function mixedScriptWords(text: string): string[] {
+  if (!LOOK_ALIKE_SCRIPTS.test(text)) return [];
   return [...text.matchAll(WORD)].map(([word]) => word).filter((word) => LATIN.test(word) && LOOK_ALIKE_SCRIPTS.test(word));
 }
 
@@ -21,12 +22,16 @@ export interface SpeltOut {
   readonly long: readonly string[];
 }
 
+/** What a spelt-out run needs, without the checks either side: most texts have none (ſ and K fold to s, k). */
+const MAY_BE_SPELT_OUT = /[a-z\u017f\u212a]([.\-_ ])[a-z\u017f\u212a]\1[a-z\u017f\u212a]/i;
+
 /** The last few texts read: several rules read the same fields of one inquiry. */
 const recent = new Map<string, SpeltOut>();
 
 export function joinSpeltOut(text: string): SpeltOut {
   const known = recent.get(text);
   if (known !== undefined) return known;
+  if (!MAY_BE_SPELT_OUT.test(text)) return { text, long: [] };
   const long: string[] = [];
   const joined = text.replace(SPELT_OUT, (run) => {
     const word = run.replace(/[^a-z]/giu, '');

@@ -1,5 +1,6 @@
 // The shape of a sales pitch: it speaks of the recipient's business (or a pain of theirs), offers
 // something and asks for a reply, and never says what the sender needs, as a brief does. English only.
+import { ODD_CASE, withoutU } from './case-fold.js';
 
 /** The recipient's business, or a pain a pitch pins on them. */
 const ABOUT_THEM = new RegExp(
@@ -52,8 +53,11 @@ const NEED = new RegExp(
   'iu',
 );
 
+const PLAIN = { need: withoutU(NEED), parts: [ABOUT_THEM, OFFER, ASK].map(withoutU) };
+
 /** How many of the pitch's three parts the text has; 0 when it says a need of its own. */
 export function pitchParts(text: string): number {
-  if (NEED.test(text)) return 0;
-  return [ABOUT_THEM, OFFER, ASK].filter((part) => part.test(text)).length;
+  const { need, parts } = ODD_CASE.test(text) ? { need: NEED, parts: [ABOUT_THEM, OFFER, ASK] } : PLAIN;
+  if (need.test(text)) return 0;
+  return parts.filter((part) => part.test(text)).length;
 }

@@ -1,9 +1,10 @@
 // What a brief is about: the studio's work (a website, a shop, an app, a brand, a design) or the
 // running of one (hosting, an invoice, a staging link), named in one of the languages briefs come in.
 // Spam about loans, parcels, diets or dating names none of it.
+import { ODD_CASE, withoutU } from './case-fold.js';
 
 /** Stems and words, matched case-insensitively anywhere in the text (inflected languages differ in endings). */
-const TOPIC_WORDS = [
+export const TOPIC_WORDS = [
   // English
   String.raw`web\s*-?sites?|web\s*pages?|landing\s+pages?|\bpages?\b|\bsites?\b|\bweb\b|\bapps?\b|applications?|mobile|\bios\b|android`,
   String.raw`\bshop\b|\bstores?\b|e-?commerce|webshop|microsite|homepage|checkout|online|booking|intranet|portal|platform|dashboard`,
@@ -35,8 +36,20 @@ const TOPIC_WORDS = [
 ];
 
 const TOPIC = new RegExp(TOPIC_WORDS.join('|'), 'iu');
+const ALTERNATIVES = TOPIC_WORDS.flatMap((words) => words.split('|'));
+const isPlain = (word: string): boolean => !/[\\()[\]?*+^$.|]/.test(word) && word === word.toLowerCase();
+
+/** Common words one of the patterns above takes ("website" by web\s*-?sites?). */
+const COMMON_FORMS = ['website', 'webpage', 'application', 'ecommerce', 'e-commerce', 'frontend', 'backend'];
+
+/** Plain lower-case words the pattern takes: one is a match exactly when the lower-cased text has it. */
+export const PLAIN_TOPIC_WORDS: readonly string[] = [...COMMON_FORMS, ...ALTERNATIVES.filter(isPlain)];
+/** The other alternatives (all ASCII): without the u flag, as they match alike on text without odd case. */
+export const OTHER_TOPIC_PATTERN = withoutU(new RegExp(ALTERNATIVES.filter((word) => !isPlain(word)).join('|'), 'iu'));
 
 /** Whether the text names anything of the studio's work, in any of the languages listed. */
 export function namesStudioWork(text: string): boolean {
-  return TOPIC.test(text);
+  if (ODD_CASE.test(text)) return TOPIC.test(text);
+  const lower = text.toLowerCase();
+  return PLAIN_TOPIC_WORDS.some((word) => lower.includes(word)) || OTHER_TOPIC_PATTERN.test(text);
 }

@@ -57,7 +57,11 @@ function later(column: string): RawBuilder<number | null> {
  */
 export async function recordChannelHealth(trx: Kysely<Database>, attempts: readonly RecordedAttempt[]): Promise<void> {
   const byChannel = new Map<string, RecordedAttempt[]>();
-  for (const attempt of attempts) byChannel.set(attempt.channel, [...(byChannel.get(attempt.channel) ?? []), attempt]);
+  for (const attempt of attempts) {
+    const its = byChannel.get(attempt.channel);
+    if (its) its.push(attempt);
+    else byChannel.set(attempt.channel, [attempt]);
+  }
   if (byChannel.size === 0) return;
   const rows = [...byChannel].sort(([a], [b]) => (a < b ? -1 : 1)).map(([channel, its]) => summarise(channel, its));
   const success = later('last_success_at');
@@ -95,7 +99,7 @@ export async function readChannelHealth(db: Kysely<Database>): Promise<ChannelHe
       sql<number>`sum(case when status = 'pending' and attempts > 0 then 1 else 0 end)`.as('retrying'),
       sql<number>`sum(case when status = 'dead' then 1 else 0 end)`.as('dead'),
       sql<number>`sum(case when status = 'failed' then 1 else 0 end)`.as('failed'),
-      sql<number | null>`max(case when status in ('dead', 'failed') then finished_at end)`.as('last_given_up_at'),
+      sql<number | null>`max(case when status = 'dead' then finished_at end)`.as('last_given_up_at'),
     ])
     .where('status', 'in', ['pending', 'failed', 'dead'])
     .groupBy('channel')

@@ -23,4 +23,15 @@ export const DELIVERY_MIGRATIONS: Readonly<Record<string, Migration>> = {
       `.execute(db);
     },
   },
+  '026_delivery_alerts': {
+    // Each channel's last alert and whether its recovery was told, shared by every instance.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('delivery_alerts')
+        .addColumn('channel', 'text', (c) => c.primaryKey())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('alerted_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+  },
 };

@@ -90,7 +90,7 @@ async function eraseIn(trx: Kysely<Database>, dialect: Dialect, subject: DataSub
   const refreshTokens = await deleteIn(refreshHashes, (chunk) =>
     trx.deleteFrom('oauth_refresh_tokens').where('token_hash', 'in', chunk).executeTakeFirst(),
   );
-  // A channel's health keeps its last error, which may quote the address (a receiver's refusal).
+  // A channel's last error (its health, src/delivery/health.ts) may quote the address a mail was refused for.
   await trx.updateTable('delivery_successes').set({ last_error: null }).where(mentions('last_error', subject)).execute();
   // Without its row, a registration's tokens and identity assertions are refused (src/auth/service.ts).
   await deleteIn(clientIds, (chunk) => trx.deleteFrom('agent_clients').where('client_id', 'in', chunk).executeTakeFirst());

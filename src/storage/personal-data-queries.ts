@@ -22,8 +22,8 @@ export const mailsTo = (db: Kysely<Database>, { email }: DataSubject) =>
 export const mailsMentioning = (db: Kysely<Database>, subject: DataSubject) =>
   db.selectFrom('messages').select('id').where(mentions('body', subject));
 
-/** `lower(column)` holds the person's address somewhere in its text. */
-export const mentions = (column: string, { email }: DataSubject) =>
+/** The column's text names the address, in any case (a LIKE with the address's own % and _ escaped). */
+export const mentions = (column: 'body' | 'last_error', { email }: DataSubject) =>
   sql<boolean>`lower(${sql.ref(column)}) like ${`%${email.replace(/[\\%_]/g, (char) => `\\${char}`)}%`} escape '\\'`;
 
 /** The agent registrations the person owns, as a subquery. */

@@ -1,11 +1,13 @@
 // The storage ports: the records the domain reads and writes, the opaque transaction and the store
 // interfaces. Types only, importing nothing but the other ports (ports-*.ts, which it re-exports):
 // the SQLite/PostgreSQL code implements them, the domain depends on them alone (docs/architecture.md).
+import type { DeliveryAlertStore } from './ports-alerts.js';
 import type { AuthStore } from './ports-auth.js';
 import type { OAuthStore } from './ports-oauth.js';
 import type { RetentionStore } from './ports-retention.js';
 import type { Tx } from './ports-tx.js';
 
+export type * from './ports-alerts.js';
 export type * from './ports-auth.js';
 export type * from './ports-oauth.js';
 export type * from './ports-retention.js';
@@ -228,7 +230,7 @@ export interface ChannelHealthFacts {
   readonly dead: number;
   /** Given up: refused for good by the other side. */
   readonly failed: number;
-  /** When the latest of the dead and failed deliveries was given up. */
+  /** When the latest of the dead deliveries was given up (a refusal for good, `failed`, is one message's, not the channel's). */
   readonly lastGivenUpAt: Date | null;
   readonly lastSuccessAt: Date | null;
   readonly lastFailure: { readonly at: Date; readonly error: string } | null;
@@ -340,6 +342,7 @@ export interface Store {
   readonly intake: IntakeStore;
   readonly outbox: Outbox;
   readonly digests: DigestStore;
+  readonly alerts: DeliveryAlertStore;
   readonly retention: RetentionStore;
   readonly proofs: ProofStore;
   /** A durable transaction unless `durable: false`; with `lock`, transactions locking a name in common run one after the other, across processes. */

@@ -176,6 +176,13 @@ export interface SpentProofsTable {
   expires_at: number;
 }
 
+/** Each channel's last delivery alert (migration 026): one per outage and hour, across instances. */
+export interface DeliveryAlertsTable {
+  channel: string;
+  state: 'alerting' | 'recovered';
+  alerted_at: number;
+}
+
 export interface Database {
   messages: MessagesTable;
   agent_claims: AgentClaimsTable;
@@ -184,6 +191,7 @@ export interface Database {
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   delivery_successes: DeliverySuccessesTable;
+  delivery_alerts: DeliveryAlertsTable;
   signing_keys: SigningKeysTable;
   agent_clients: AgentClientsTable;
   revoked_tokens: RevokedTokensTable;

@@ -1,5 +1,6 @@
 // The store (ports.ts) on an open database: its parts composed, and transactions whose commit wakes
 // whoever waits for their work. The domain never sees Kysely, only the opaque `Tx`.
+import { createAlertStore } from './alert-store.js';
 import { createAuthStore } from './auth-store.js';
 import { createDigestStore } from './digest-store.js';
 import { executorOn } from './executor.js';
@@ -36,6 +37,7 @@ export function createStore({ db, dialect, ping, backup }: OpenDatabase): Store 
     intake,
     outbox,
     digests: createDigestStore(q),
+    alerts: createAlertStore(q),
     retention: createRetentionStore(db, dialect),
     proofs: createProofStore(q),
     async transaction(work, options) {

@@ -5,6 +5,7 @@ import { basePath } from '../auth/urls.js';
 import { INQUIRY_LIMITS } from '../inquiries/schema.js';
 import type { StudioProfile } from '../studio/profile.js';
 import { escapeHtml as e, mailtoUrl, oneLine, safeHttpUrl } from './html.js';
+import { WEBMCP_TOOL_NAME } from './texts.js';
 
 export interface PageAssets {
   /** Versioned paths (…?v=<content hash>), base path included, of the stylesheet, the scripts (in order) and the icon. */
@@ -33,6 +34,8 @@ interface FieldSpec {
   readonly hint?: string;
   /** Shows a live count against maxLength: for the one field whose limit a person can reach. */
   readonly counted?: boolean;
+  /** What the value means, for an agent filling the form as a WebMCP tool (its limits it reads from the form). */
+  readonly toolDescription: string;
 }
 
 const FIELDS: readonly FieldSpec[] = [
@@ -43,6 +46,7 @@ const FIELDS: readonly FieldSpec[] = [
     autocomplete: 'given-name',
     maxLength: INQUIRY_LIMITS.nameMaxLength,
     required: true,
+    toolDescription: 'The first name of the person the studio replies to, e.g. Ada.',
   },
   {
     name: 'lastName',
@@ -51,8 +55,17 @@ const FIELDS: readonly FieldSpec[] = [
     autocomplete: 'family-name',
     maxLength: INQUIRY_LIMITS.nameMaxLength,
     required: true,
+    toolDescription: 'Their last name, e.g. Lovelace.',
   },
-  { name: 'email', label: 'Email', type: 'email', autocomplete: 'email', maxLength: INQUIRY_LIMITS.emailMaxLength, required: true },
+  {
+    name: 'email',
+    label: 'Email',
+    type: 'email',
+    autocomplete: 'email',
+    maxLength: INQUIRY_LIMITS.emailMaxLength,
+    required: true,
+    toolDescription: 'Their own email address, where the studio replies, e.g. ada@example.com.',
+  },
   {
     name: 'company',
     label: 'Company',
@@ -60,6 +73,7 @@ const FIELDS: readonly FieldSpec[] = [
     autocomplete: 'organization',
     maxLength: INQUIRY_LIMITS.companyMaxLength,
     required: false,
+    toolDescription: 'Their company or product, if any, e.g. Analytical Engines Ltd. Leave it out otherwise.',
   },
   {
     name: 'message',
@@ -70,6 +84,8 @@ const FIELDS: readonly FieldSpec[] = [
     required: true,
     hint: 'What are you planning, and roughly when? Links, budget and deadlines all help.',
     counted: true,
+    toolDescription:
+      'The project brief in the person’s words: what they are planning and roughly when, with any links, budget and deadlines.',
   },
 ];
 
@@ -116,7 +132,7 @@ ${websiteLink}
 <h2 id="inquiry-title">Start a project</h2>
 <p class="inquiry__intro">Tell us a little about it. We reply within ${responseTime}.</p>
 <p id="inquiry-fallback" class="notice">Email us at <a href="${mailto}">${email}</a>: what are you planning, and roughly when?</p>
-<form id="inquiry-form" class="form" action="${e(root)}${CONTACT_PATH}" method="post" novalidate hidden data-studio-email="${email}" data-challenge-url="${e(root)}${CHALLENGE_PATH}" data-pow-worker="${e(assets.powWorker)}">
+<form id="inquiry-form" class="form" action="${e(root)}${CONTACT_PATH}" method="post" novalidate hidden ${toolAttributes(profile)} data-studio-email="${email}" data-challenge-url="${e(root)}${CHALLENGE_PATH}" data-pow-worker="${e(assets.powWorker)}">
 <p class="form__note">All fields are required unless marked optional.</p>
 <div class="form__row">
 ${FIELDS.map(renderField).join('\n')}
@@ -153,12 +169,25 @@ ${profile.services.map((service) => `<li class="service"><h3 class="service__nam
 }
 
 /**
+ * The form as a WebMCP tool (the declarative API: toolname, tooldescription, and each field's
+ * toolparamdescription). No toolautosubmit: the agent fills the form in, the person checks what is
+ * sent in their name and presses Send; site.js hands the agent what the page then shows.
+ */
+function toolAttributes(profile: StudioProfile): string {
+  const description =
+    `Send a project inquiry to ${oneLine(profile.name)}, who reply by email within ${oneLine(profile.responseTime)}. ` +
+    'Use it when the person wants to hire the studio or ask about a project. The answer holds the inquiry’s reference.';
+  return `toolname="${WEBMCP_TOOL_NAME}" tooldescription="${e(description)}"`;
+}
+
+/**
  * A field only bots fill (docs/spam.md): out of sight, out of the tab order and the accessibility
  * tree (aria-hidden, inert), never autofilled; site.js leaves it out of the body, signals.js reports it.
+ * Read-only, so that it is no parameter of the WebMCP tool: inert already keeps typing out of it.
  */
 const HONEYPOT = `<div class="form__trap" aria-hidden="true" inert>
 <label for="${HONEYPOT_FIELD}">Website</label>
-<input id="${HONEYPOT_FIELD}" name="${HONEYPOT_FIELD}" type="text" tabindex="-1" autocomplete="off" data-honeypot>
+<input id="${HONEYPOT_FIELD}" name="${HONEYPOT_FIELD}" type="text" tabindex="-1" autocomplete="off" readonly data-honeypot>
 </div>`;
 
 function renderField(field: FieldSpec): string {
@@ -167,7 +196,7 @@ function renderField(field: FieldSpec): string {
   const required = field.required ? ' required' : '';
   // No maxlength: browsers cut what is pasted beyond it without a word, and count UTF-16 units (an
   // emoji is two), where the API counts characters. site.js checks data-max-length before sending.
-  const common = `id="${id}" name="${id}" data-max-length="${field.maxLength}" autocomplete="${field.autocomplete}"${required}${describedBy ? ` aria-describedby="${describedBy}"` : ''}`;
+  const common = `id="${id}" name="${id}" data-max-length="${field.maxLength}" autocomplete="${field.autocomplete}"${required}${describedBy ? ` aria-describedby="${describedBy}"` : ''} toolparamdescription="${e(field.toolDescription)}"`;
   const control =
     field.type === 'textarea'
       ? `<textarea ${common} rows="7"></textarea>`

@@ -84,8 +84,17 @@
       confirmed = false;
     });
 
-    form.addEventListener('submit', async (event) => {
+    form.addEventListener('submit', (event) => {
       event.preventDefault();
+      // WebMCP: a submission made through the form's tool (page.ts) answers the agent with what the
+      // page then shows the person. respondWith must be called while the event is dispatched.
+      const viaAgent = event.agentInvoked === true && typeof event.respondWith === 'function';
+      const sent = submit(viaAgent);
+      if (viaAgent) event.respondWith(sent.then(shownText));
+    });
+
+    /** @param {boolean} viaAgent */
+    async function submit(viaAgent) {
       if (busy) return; // a second click or Enter while sending: the first request is on its way
       if (confirmed) {
         announceAgain(); // the emptied form sent again: the confirmation stays, and is said again
@@ -123,14 +132,23 @@
           credentials: 'same-origin',
           signal: controller.signal,
         });
-        await showAnswer(response, body);
+        await showAnswer(response, body, viaAgent);
       } catch {
         showStatus('error', `We could not reach our server. Check your connection and try again${orEmail()}.`);
       } finally {
         clearTimeout(timeout);
         setBusy(false);
       }
-    });
+    }
+
+    /** The status and each field's error, as the page shows them. */
+    function shownText() {
+      const errors = fields.filter((field) => !field.error.hidden).map((field) => field.error.textContent ?? '');
+      return [status.textContent ?? '', ...errors]
+        .map((text) => text.trim())
+        .filter(Boolean)
+        .join(' ');
+    }
 
     /** The JSON body the form's fields make now. */
     function formBody() {
@@ -145,8 +163,9 @@
     /**
      * @param {Response} response
      * @param {string} sent the body that was sent
+     * @param {boolean} viaAgent sent through the WebMCP tool
      */
-    async function showAnswer(response, sent) {
+    async function showAnswer(response, sent, viaAgent) {
       if (response.ok) {
         const confirmation = (await response.text()).trim();
         unsettled = null; // only once read: an answer cut off on the way is retried under the same key
@@ -161,9 +180,10 @@
           );
           return;
         }
-        // What was typed while it was sending was not sent: it stays, to be sent as a new inquiry.
+        // What was typed while it was sending was not sent: it stays, to be sent as a new inquiry. What
+        // an agent filled in stays in view (a reset would also cancel its tool call before the answer).
         if (formBody() === sent) {
-          form.reset();
+          if (!viaAgent) form.reset();
           for (const field of fields) field.showCount?.(field.control.value);
           confirmed = true;
         }

@@ -66,7 +66,7 @@ describe('GET /', () => {
     const html = (await get('/')).body;
     const trap = /<div class="form__trap"([^>]*)>([\s\S]*?)<\/div>/.exec(html);
     expect(trap?.[1]).toBe(' aria-hidden="true" inert');
-    expect(trap?.[2]).toContain('<input id="website" name="website" type="text" tabindex="-1" autocomplete="off" data-honeypot>');
+    expect(trap?.[2]).toContain('<input id="website" name="website" type="text" tabindex="-1" autocomplete="off" readonly data-honeypot>');
     expect(trap?.[2]).not.toContain('data-field');
     expect(html.indexOf('class="form__trap"')).toBeGreaterThan(html.indexOf('<form id="inquiry-form"'));
     expect(html.indexOf('class="form__trap"')).toBeLessThan(html.indexOf('</form>'));
@@ -243,14 +243,36 @@ describe('GET /llms.txt', () => {
     for (const field of ['firstName', 'lastName', 'email', 'company', 'message']) expect(text).toContain(`\`${field}\``);
     expect(text).toContain(`1–${INQUIRY_LIMITS.nameMaxLength} characters`);
     expect(text).toContain('Idempotency-Key');
-    for (const path of ['/mcp', '/mcp/verified', '/.well-known/mcp/server-card.json', '/openapi.json', '/docs', '/auth.md']) {
+    for (const path of [
+      '/mcp',
+      '/mcp/verified',
+      '/.well-known/mcp/server-card.json',
+      '/.well-known/mcp/catalog.json',
+      '/openapi.json',
+      '/docs',
+      '/auth.md',
+      '/.well-known/api-catalog',
+      '/llms.txt',
+    ]) {
       expect(text).toContain(`(${BASE}${path})`);
     }
     for (const service of exampleStudioProfile.services) expect(text).toContain(`- ${service.name}: ${service.description}`);
     // Every address is this service's, and none is a path the text made up.
     const paths = new Set(urlsIn(text).map((url) => (url.startsWith(`${BASE}/`) ? url.slice(BASE.length) : url)));
     expect(paths).toEqual(
-      new Set(['/api/contact', '/mcp', '/mcp/verified', '/.well-known/mcp/server-card.json', '/openapi.json', '/docs', '/auth.md', '/']),
+      new Set([
+        '/api/contact',
+        '/mcp',
+        '/mcp/verified',
+        '/.well-known/mcp/server-card.json',
+        '/.well-known/mcp/catalog.json',
+        '/openapi.json',
+        '/docs',
+        '/auth.md',
+        '/',
+        '/.well-known/api-catalog',
+        '/llms.txt',
+      ]),
     );
   });
 

@@ -114,7 +114,8 @@ describe('anonymous registration → token → attributed inquiry → revoke', (
     const attributed = await submitWith(token.access_token, 'attributed inquiry');
     expect(attributed).toEqual({ clientId: registration.client_id, wwwAuthenticate: null });
     const mail = (await smtp.waitFor(1)).find((m) => m.parsed.text?.includes('attributed inquiry'));
-    expect(mail?.parsed.text).toContain(`Submitted by agent: ${registration.client_id}`);
+    // An anonymous registration nobody has claimed: named, its person not verified.
+    expect(mail?.parsed.text).toContain('Came through: the HTTP API, sent by the agent “Test agent”, its person not verified');
 
     // Revoke the access token: the next inquiry is still accepted, as anonymous, and told why.
     expect((await form('/oauth/revoke', { token: token.access_token })).status).toBe(200);

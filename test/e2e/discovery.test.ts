@@ -1,6 +1,8 @@
 // Discovery documents read the way real clients read them: oauth4webapi's discovery processing
-// (which enforces the issuer and resource rules of RFC 8414 and RFC 9728) over a real socket, and the
-// JWKS used by jose to verify a token the service signed.
+// (which enforces the issuer and resource rules of RFC 8414 and RFC 9728) over a real socket, the
+// JWKS used by jose to verify a token the service signed, the RFC 9727 API catalog, and the contact
+// page's Link header (parsed by http-link-header) and markdown rendering.
+import LinkHeader from 'http-link-header';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,5 +171,123 @@ describe('JWKS', () => {
     const again = await startTestApp({ dir: testApp.dir, env: { PUBLIC_URL: base }, startWorker: false });
     expect(again.services.keys.publicJwks()).toEqual(before);
     await again.close();
+  });
+});
+
+/** The media type of a Content-Type, without its parameters. */
+const mediaType = (contentType: string | null) => contentType?.split(';')[0]?.trim() ?? '';
+
+/** Every target answers a plain GET (with Accept of its type) with 200 and the type it was announced with. */
+async function expectReachable(targets: readonly { href: string; type?: string }[]) {
+  for (const { href, type } of targets) {
+    expect(href.startsWith(`${base}/`), href).toBe(true);
+    const response = await fetch(href, { headers: type ? { accept: type } : {} });
+    expect(response.status, href).toBe(200);
+    if (type) expect(mediaType(response.headers.get('content-type')), href).toBe(type);
+  }
+}
+
+describe('API catalog (RFC 9727)', () => {
+  type Target = { href: string; type: string; title: string };
+  type Context = { anchor: string } & Record<string, Target[]>;
+
+  it('is a linkset with the API-catalog profile, one context per API, every target reachable as announced', async () => {
+    const response = await fetch(`${base}/.well-known/api-catalog`, { headers: { origin: 'https://agent.example' } });
+    expect(response.status).toBe(200);
+    const contentType = response.headers.get('content-type') ?? '';
+    expect(mediaType(contentType)).toBe('application/linkset+json');
+    expect(contentType).toContain('profile="https://www.rfc-editor.org/info/rfc9727"');
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    const { linkset } = (await response.json()) as { linkset: Context[] };
+    expect(linkset.map((context) => context.anchor)).toEqual([`${base}/`, `${base}/mcp`]);
+    const [api, mcp] = linkset as [Context, Context];
+    expect(api['service-desc']?.map((t) => t.href)).toEqual([`${base}/openapi.json`]);
+    expect(api['service-doc']?.map((t) => t.href)).toEqual([`${base}/docs`, `${base}/auth.md`]);
+    expect(api['service-meta']?.map((t) => t.href)).toEqual([`${base}/.well-known/oauth-protected-resource`]);
+    expect(api.describedby?.map((t) => t.href)).toEqual([`${base}/llms.txt`]);
+    expect(mcp['service-desc']?.map((t) => t.href)).toEqual([`${base}/.well-known/mcp/server-card.json`]);
+    expect(mcp['service-meta']?.map((t) => t.href)).toEqual([`${base}/.well-known/oauth-protected-resource/mcp`]);
+    for (const context of linkset) {
+      const { anchor: _anchor, ...relations } = context;
+      for (const [relation, targets] of Object.entries(relations)) {
+        expect(Array.isArray(targets) && targets.length > 0, relation).toBe(true);
+        await expectReachable(targets);
+      }
+    }
+  });
+
+  it('answers HEAD with no body and a Link header naming itself with the api-catalog relation', async () => {
+    const response = await fetch(`${base}/.well-known/api-catalog`, { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('');
+    const links = LinkHeader.parse(response.headers.get('link') ?? '');
+    expect(links.rel('api-catalog').map((link) => link.uri)).toEqual([`${base}/.well-known/api-catalog`]);
+  });
+});
+
+describe('the contact page for agents', () => {
+  it('links the catalog, the API description and documentation, the server card, llms.txt and its markdown (RFC 8288)', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const response = await fetch(`${base}/`, { method });
+      const links = LinkHeader.parse(response.headers.get('link') ?? '');
+      const of = (rel: string) => links.rel(rel).map((link) => [link.uri, link.type]);
+      expect(of('api-catalog'), method).toEqual([[`${base}/.well-known/api-catalog`, 'application/linkset+json']]);
+      expect(of('service-desc')).toEqual([
+        [`${base}/openapi.json`, 'application/json'],
+        [`${base}/.well-known/mcp/server-card.json`, 'application/json'],
+      ]);
+      expect(of('service-doc')).toEqual([
+        [`${base}/docs`, 'text/html'],
+        [`${base}/auth.md`, 'text/markdown'],
+      ]);
+      expect(of('describedby')).toEqual([[`${base}/llms.txt`, 'text/plain']]);
+      expect(of('alternate')).toEqual([[`${base}/`, 'text/markdown']]);
+      await expectReachable(links.refs.map((link) => ({ href: link.uri, type: link.type ?? '' })));
+    }
+  });
+
+  it('answers a markdown rendering to Accept: text/markdown: the studio, its services, how to send an inquiry', async () => {
+    const response = await fetch(`${base}/`, { headers: { accept: 'text/markdown' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(response.headers.get('vary')?.split(/,\s*/)).toContain('Accept');
+    const text = await response.text();
+    const profile = testApp.profile;
+    expect(text.startsWith(`# ${profile.name}\n`)).toBe(true);
+    for (const service of profile.services) expect(text).toContain(`### ${service.name}\n\n${service.description}`);
+    expect(text).toContain(`POST ${base}/api/contact`);
+    expect(text).toContain(`[MCP server](${base}/mcp)`);
+    expect(text).toContain('WebMCP tool `submit_inquiry`');
+    expect(text).not.toMatch(/<[a-z]+[\s>]/i);
+    const linked = [...text.matchAll(/\]\((http[^)]+)\)/g)].map((match) => match[1] ?? '');
+    expect(linked).toEqual(
+      expect.arrayContaining([
+        `${base}/.well-known/api-catalog`,
+        `${base}/openapi.json`,
+        `${base}/docs`,
+        `${base}/auth.md`,
+        `${base}/llms.txt`,
+        `${base}/.well-known/mcp/server-card.json`,
+      ]),
+    );
+    await expectReachable([...new Set(linked)].filter((url) => !url.endsWith('/mcp')).map((href) => ({ href })));
+  });
+
+  it.each([
+    ['text/markdown, text/html, */*', 'text/markdown'],
+    ['text/markdown, text/plain;q=0.9, */*;q=0.8', 'text/markdown'],
+    ['text/html;q=0.9, text/markdown', 'text/markdown'],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'text/html'],
+    ['text/markdown;q=0.5, text/html', 'text/html'],
+    ['*/*', 'text/html'],
+    ['application/json', 'text/html'],
+    [undefined, 'text/html'],
+  ])('Accept: %s answers %s, revalidated by its own ETag', async (accept, expected) => {
+    const headers: Record<string, string> = accept === undefined ? {} : { accept };
+    const response = await fetch(`${base}/`, { headers });
+    expect(mediaType(response.headers.get('content-type'))).toBe(expected);
+    expect(response.headers.get('vary')?.split(/,\s*/)).toContain('Accept');
+    const etag = response.headers.get('etag') ?? '';
+    expect((await fetch(`${base}/`, { headers: { ...headers, 'if-none-match': etag } })).status).toBe(304);
   });
 });

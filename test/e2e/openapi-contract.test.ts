@@ -235,7 +235,7 @@ describe('GET /api/contact/challenge (getProofOfWorkChallenge)', () => {
 });
 
 describe('discovery, documentation and the website', () => {
-  it('GET /api/health, the discovery documents, the server cards, /openapi.json and /auth.md answer 200', async () => {
+  it('GET /api/health, the discovery documents, the API catalog, the server cards, /openapi.json and /auth.md answer 200', async () => {
     for (const path of [
       '/api/health',
       '/.well-known/oauth-protected-resource',
@@ -244,6 +244,7 @@ describe('discovery, documentation and the website', () => {
       '/.well-known/oauth-authorization-server',
       '/assets/consent.css',
       '/.well-known/jwks.json',
+      '/.well-known/api-catalog',
       '/.well-known/mcp/server-card.json',
       '/mcp/server-card',
       '/.well-known/mcp/catalog.json',

@@ -122,7 +122,10 @@ describe.each(BACKENDS)('the quarantine digest on $name', ({ fresh }) => {
     expect(nothing).toEqual({ code: 0, stdout: 'Nothing went to the quarantine since the last digest: nothing queued.\n', stderr: '' });
 
     // One arrives as spam; one arrived in the inbox and the studio moves it to the quarantine.
-    const moved = await post(testApp, validInquiry({ email: 'grace@example.com', message: 'Actually a brief, moved by hand.' }));
+    const moved = await post(
+      testApp,
+      validInquiry({ email: 'grace@example.com', message: 'Actually a brief about our website, moved by hand.' }),
+    );
     await smtp.waitFor(1);
     expect((await cli(['spam', moved], env)).code).toBe(0);
     const spam = await post(testApp, SEO_PITCH);

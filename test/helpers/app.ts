@@ -60,6 +60,8 @@ export interface TestAppOptions {
   readonly port?: number;
   /** How often the delivery worker looks for due deliveries when nothing wakes it (default: 50 ms). */
   readonly pollIntervalMs?: number;
+  /** The services' clock (default: the system's): a test moves it on to see what time alone changes. */
+  readonly now?: () => Date;
   /** How long a request may take to arrive (default: the service's). */
   readonly requestTimeoutMs?: number;
 }
@@ -89,6 +91,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     retry: options.retry ?? FAST_RETRY,
     pollIntervalMs: options.pollIntervalMs ?? 50,
     codesPerDomain: GENEROUS_CODES_PER_DOMAIN,
+    ...(options.now && { now: options.now }),
   });
   const app = await buildApp({
     ...appDeps({ config, logger, profile }, services),
@@ -103,6 +106,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   if (options.startWorker !== false) {
     await services.worker.start();
     services.digests.start();
+    services.alerts.start();
   }
   let closed = false;
   return {

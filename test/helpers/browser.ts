@@ -5,10 +5,12 @@ import { type Browser, chromium } from 'playwright-core';
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
- * The browser, or why it could not be launched: kept so that every test using it fails with that
- * reason (a failing beforeAll hook would only mark them skipped).
+ * The browser (with the Blink `features` asked for, e.g. WebMCP), or why it could not be launched:
+ * kept so that every test using it fails with that reason (a failing beforeAll hook would only mark
+ * them skipped).
  */
-export async function launchChromium(): Promise<{ browser?: Browser; error?: unknown }> {
+export async function launchChromium(options: { features?: readonly string[] } = {}): Promise<{ browser?: Browser; error?: unknown }> {
+  const features = options.features?.length ? [`--enable-features=${options.features.join(',')}`] : [];
   try {
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -21,6 +23,7 @@ export async function launchChromium(): Promise<{ browser?: Browser; error?: unk
         '--no-first-run',
         '--disable-component-update',
         '--disable-sync',
+        ...features,
       ],
     });
     return { browser };

@@ -25,6 +25,7 @@ const UNDO: readonly (readonly [string, Undo])[] = [
   ['029_oauth_refresh_tokens', dropTable('oauth_refresh_tokens')],
   ['028_oauth_authorizations', dropTable('oauth_authorizations')],
   ['027_oauth_clients', dropTable('oauth_clients')],
+  ['026_delivery_alerts', dropTable('delivery_alerts')],
   ['025_channel_health', dropColumns('delivery_successes', 'last_success_at', 'last_failure_at', 'last_error', 'failing_since')],
   ['020_inquiry_sources', dropColumns('inquiries', 'source')],
   ['019_inquiry_releases', dropColumns('inquiries', 'released_at')],

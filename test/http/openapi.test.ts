@@ -83,6 +83,29 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('holds no unreplaced template in any description, summary or title: every address is the real one', () => {
+    const texts: { at: string; text: string }[] = [];
+    const walk = (value: unknown, at: string) => {
+      // Arrays too: their entries are keyed by index.
+      if (value && typeof value === 'object') {
+        for (const [key, child] of Object.entries(value)) {
+          if (typeof child === 'string' && ['description', 'summary', 'title'].includes(key))
+            texts.push({ at: `${at}/${key}`, text: child });
+          else walk(child, `${at}/${key}`);
+        }
+      }
+    };
+    walk(served, '');
+    expect(texts.length).toBeGreaterThan(100);
+    // A base-URL placeholder (B/, B/mcp, "B:"), an interpolation left as text, or one that failed.
+    const template = /(^|[\s(`'"])B(\/|:\s)|\$\{|\{\{|<base>|\bundefined\b|\[object Object\]|\bNaN\b/;
+    expect(texts.filter(({ text }) => template.test(text))).toEqual([]);
+    const tokenRequest = served.components.schemas.JwtBearerTokenRequest as { properties: { resource: Json } };
+    expect(tokenRequest.properties.resource.description).toBe(
+      'RFC 8707: https://studio.example/ (the default) or https://studio.example/mcp.',
+    );
+  });
+
   it('contains no $id: every validating schema is a component, referenced by $ref', () => {
     expect(JSON.stringify(served)).not.toContain('"$id"');
     const contact = served.paths['/api/contact']?.post as unknown as { requestBody: { content: Record<string, { schema: Json }> } };
@@ -272,6 +295,7 @@ describe('route coverage', () => {
       ['get', '/.well-known/oauth-protected-resource'],
       ['get', '/.well-known/oauth-authorization-server'],
       ['get', '/.well-known/mcp/server-card.json'],
+      ['get', '/.well-known/api-catalog'],
       ['post', '/agent/register'],
       ['post', '/agent/claim'],
       ['post', '/oauth/token'],

@@ -45,7 +45,8 @@ describe('loadConfig', () => {
       database: { kind: 'sqlite', path: 'data/studio.db' },
       smtp: null,
       webhook: null,
-      mailFrom: 'Studio <no-reply@localhost>',
+      mailFrom: { name: null, address: 'no-reply@localhost' },
+      studioTimeZone: 'UTC',
       rateLimitInquiries: { max: 5, windowMs: 10 * 60_000 },
       trustProxy: false,
       corsOrigins: ['http://localhost:3000'],
@@ -87,7 +88,17 @@ describe('loadConfig', () => {
   it('derives PUBLIC_URL from PORT and drops a trailing slash', () => {
     expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
     expect(loadConfig({ PUBLIC_URL: 'https://studio.example/' }).publicUrl).toBe('https://studio.example');
-    expect(loadConfig({ PUBLIC_URL: 'https://studio.example/' }).mailFrom).toBe('Studio <no-reply@studio.example>');
+    expect(loadConfig({ PUBLIC_URL: 'https://studio.example/' }).mailFrom).toEqual({ name: null, address: 'no-reply@studio.example' });
+  });
+
+  it('takes the display name of MAIL_FROM where it gives one, and an IANA zone in its canonical spelling', () => {
+    expect(loadConfig({ MAIL_FROM: 'hello@example.com' }).mailFrom).toEqual({ name: null, address: 'hello@example.com' });
+    expect(loadConfig({ MAIL_FROM: '"Northlight, Lisbon" <hello@example.com>' }).mailFrom).toEqual({
+      name: 'Northlight, Lisbon',
+      address: 'hello@example.com',
+    });
+    expect(loadConfig({ STUDIO_TIMEZONE: 'america/new_york' }).studioTimeZone).toBe('America/New_York');
+    expect(loadConfig({ STUDIO_TIMEZONE: 'UTC' }).studioTimeZone).toBe('UTC');
   });
 
   it('reads every variable', () => {
@@ -98,6 +109,7 @@ describe('loadConfig', () => {
       SMTP_URL: 'smtps://user:pass@mail.example.com:465',
       INQUIRY_TO: 'studio@example.com',
       MAIL_FROM: 'Northlight <hello@example.com>',
+      STUDIO_TIMEZONE: 'Europe/London',
       WEBHOOK_URL: 'https://hooks.example/inquiry',
       WEBHOOK_SECRET: 'whsec_c2VjcmV0IG9mIGF0IGxlYXN0IHR3ZW50eS1mb3VyIGJ5dGVz',
       TRUSTED_ISSUERS: '{"https://idp.example":"https://idp.example/jwks.json"}',
@@ -111,7 +123,8 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       database: { kind: 'postgres', url: 'postgres://u:p@127.0.0.1:5432/test' },
       smtp: { url: 'smtps://user:pass@mail.example.com:465', inquiryTo: 'studio@example.com' },
-      mailFrom: 'Northlight <hello@example.com>',
+      mailFrom: { name: 'Northlight', address: 'hello@example.com' },
+      studioTimeZone: 'Europe/London',
       webhook: { url: 'https://hooks.example/inquiry', secret: 'whsec_c2VjcmV0IG9mIGF0IGxlYXN0IHR3ZW50eS1mb3VyIGJ5dGVz' },
       trustedIssuers: { 'https://idp.example': 'https://idp.example/jwks.json' },
       rateLimitInquiries: { max: 100, windowMs: 3_600_000 },
@@ -270,6 +283,9 @@ describe('loadConfig', () => {
     // A value pasted with a line break in it: the message stays one line.
     [{ SMTP_URL: 'smtp://mail.example.com', INQUIRY_TO: 'studio@example.com\nBcc: x@evil.example' }, 'INQUIRY_TO'],
     [{ MAIL_FROM: 'Studio\r\n<no-reply>' }, 'MAIL_FROM'],
+    [{ MAIL_FROM: 'Studio\r\nBcc: x <no-reply@example.com>' }, 'MAIL_FROM'],
+    [{ STUDIO_TIMEZONE: 'Mars/Olympus_Mons' }, 'STUDIO_TIMEZONE'],
+    [{ STUDIO_TIMEZONE: '+01:00' }, 'STUDIO_TIMEZONE'],
     [{ TRUST_PROXY: '10.0.0.1,loop\u2028back' }, 'TRUST_PROXY'],
   ])('rejects %o naming %s', (env, variable) => {
     let caught: unknown;
@@ -287,7 +303,16 @@ describe('loadConfig', () => {
   it('names the variable in one line for any value it refuses, whatever characters the value holds', () => {
     const variables = ['PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'INQUIRY_TO', 'MAIL_FROM', 'WEBHOOK_URL', 'WEBHOOK_SECRET'];
     const more = ['STUDIO_PROFILE', 'TRUSTED_ISSUERS', 'RATE_LIMIT_INQUIRIES', 'TRUST_PROXY', 'CORS_ORIGINS', 'LOG_LEVEL'];
-    const names = [...variables, ...more, 'REDIS_URL', 'SMTP_URL', 'METRICS_TOKEN', 'DELIVERY_LEASE_SECONDS', 'SERVICE_MAIL_LIMIT'];
+    const names = [
+      ...variables,
+      ...more,
+      'REDIS_URL',
+      'SMTP_URL',
+      'METRICS_TOKEN',
+      'DELIVERY_LEASE_SECONDS',
+      'SERVICE_MAIL_LIMIT',
+      'STUDIO_TIMEZONE',
+    ];
     const piece = fc.oneof(fc.string(), fc.constantFrom('\n', '\r\n', '\u2028', '\u0085', '\u001b[2J', '"', '{"a\nb":1}', 'smtp://x'));
     const value = fc.array(piece, { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
     fc.assert(

@@ -58,7 +58,7 @@ describe('judgeChannel', () => {
     });
   });
 
-  it('alerts on a delivery given up since the last success, not on one given up before it', () => {
+  it('alerts on a delivery given up (dead) since the last success, not on one given up before it', () => {
     expect(alertReason(facts({ dead: 1, lastGivenUpAt: ago(10), lastSuccessAt: null }), now)).toBe('given-up');
     expect(alertReason(facts({ dead: 1, lastGivenUpAt: ago(10), lastSuccessAt: ago(20) }), now)).toBe('given-up');
     expect(alertReason(facts({ dead: 1, lastGivenUpAt: ago(20), lastSuccessAt: ago(10) }), now)).toBeNull();

@@ -68,7 +68,8 @@ describe('webhook', () => {
       receivedAt: new Date('2026-01-01T00:00:00Z'),
       source: 'api' as const,
     };
-    expect(webhookPayload(inquiry).data).toMatchObject({ client_id: 'agt_123', company: null });
+    expect(webhookPayload(inquiry).data).toMatchObject({ client_id: 'agt_123', company: null, source: 'api' });
+    expect(webhookPayload({ ...inquiry, source: null }).data.source).toBeNull();
     expect(webhookPayload({ ...inquiry, clientId: null }).data).toMatchObject({ client_id: null, agent: null });
     const agent = { clientId: 'agt_123', name: 'Desk agent', verifiedEmail: 'person@example.com' };
     expect(webhookPayload(inquiry, agent).data.agent).toEqual({ name: 'Desk agent', verified_email: 'person@example.com' });
@@ -189,15 +190,8 @@ describe('email', () => {
         expect(mail.to).toBe('studio@example.com');
         // In the body too, each field stays on its own line: none can add a line such as a forged "Email:".
         const [fieldLines = ''] = mail.text.split('\n\nMessage:');
-        expect(fieldLines.split('\n').map((line) => line.split(':')[0])).toEqual([
-          'Reference',
-          'Received',
-          'First name',
-          'Last name',
-          'Email',
-          'Company',
-          'Submitted by agent',
-        ]);
+        const labels = ['Name', ...(headerSafe(company) === '' ? [] : ['Company']), 'Email'];
+        expect(fieldLines.split('\n').map((line) => line.split(':')[0])).toEqual(labels);
       }),
     );
   });

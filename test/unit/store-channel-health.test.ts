@@ -66,7 +66,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       failingSince: at(0),
     });
 
-    // One given up, one refused: both counted, the latest given-up time kept; still failing since the first failure.
+    // One given up, one refused: both counted, the time of the one given up kept; still failing since the first failure.
     const [first] = await store.outbox.claimDue(at(2), new Map([['webhook', 1]]), 60_000, 'worker');
     await store.outbox.recordAttempt({
       deliveryId: first?.delivery.id ?? '',
@@ -80,7 +80,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       retrying: 0,
       dead: 1,
       failed: 1,
-      lastGivenUpAt: at(3),
+      lastGivenUpAt: at(2),
       lastFailure: { at: at(3), error: 'HTTP 410' },
       failingSince: at(0),
     });

@@ -69,6 +69,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       '019_inquiry_releases',
       '020_inquiry_sources',
       '025_channel_health',
+      '026_delivery_alerts',
       '027_oauth_clients',
       '028_oauth_authorizations',
       '029_oauth_refresh_tokens',

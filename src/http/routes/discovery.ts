@@ -5,6 +5,7 @@ import type { SigningKeys } from '../../auth/keys.js';
 import { type AuthFeatures, authorizationServerMetadata, protectedResourceMetadata } from '../../auth/metadata.js';
 import { authUrls, basePath } from '../../auth/urls.js';
 import type { StudioProfile } from '../../studio/profile.js';
+import { API_CATALOG_PATH, API_CATALOG_TYPE, agentLinks, apiCatalog, apiCatalogLinkHeader } from '../../web/agent-links.js';
 
 /** Long enough to spare clients, short enough that a rotated key is seen within the hour. */
 const DISCOVERY_MAX_AGE_SECONDS = 3600;
@@ -36,13 +37,20 @@ export async function discoveryRoutes(app: FastifyInstance, { publicUrl, profile
     documents[`/.well-known/oauth-protected-resource${root}/mcp`] = () => protectedResourceMetadata(urls, profile, 'mcp');
     documents[`/.well-known/oauth-protected-resource${root}/mcp/verified`] = () => protectedResourceMetadata(urls, profile, 'mcp-verified');
   }
-  const publish = (reply: FastifyReply, body: unknown) =>
+  const publish = (reply: FastifyReply, body: unknown, type = 'application/json') =>
     reply
       .header('access-control-allow-origin', '*')
       .header('cache-control', `public, max-age=${DISCOVERY_MAX_AGE_SECONDS}`)
-      .type('application/json')
+      .type(type)
       .send(body);
   for (const [path, document] of Object.entries(documents)) {
     app.get(path, async (_request, reply) => publish(reply, document()));
   }
+  // RFC 9727 §2: the catalog answers GET with the linkset and HEAD (Fastify's, from this GET) with
+  // the Link header naming it; §4.2: its media type carries the API-catalog profile.
+  const links = agentLinks(publicUrl);
+  const catalog = JSON.stringify(apiCatalog(links));
+  app.get(API_CATALOG_PATH, async (_request, reply) =>
+    publish(reply.header('link', apiCatalogLinkHeader(links)), catalog, API_CATALOG_TYPE),
+  );
 }
