@@ -225,7 +225,7 @@ export function discoveryArea({ config, profile, urls }: AreaContext): Area {
       '/.well-known/oauth-protected-resource/mcp/verified': discoveryGet(
         'getMcpVerifiedProtectedResourceMetadata',
         'Protected resource metadata (the MCP server for signed-in people)',
-        'RFC 9728 metadata of the resource B/mcp/verified, named by its 401: sign a person in with OAuth to call it.',
+        `RFC 9728 metadata of the resource ${urls.mcpVerifiedResource}, named by its 401: sign a person in with OAuth to call it.`,
         'ProtectedResourceMetadata',
         protectedResourceMetadata(urls, profile, 'mcp-verified'),
       ),
