@@ -102,7 +102,7 @@ describe('GET /openapi.json', () => {
     expect(texts.filter(({ text }) => template.test(text))).toEqual([]);
     const tokenRequest = served.components.schemas.JwtBearerTokenRequest as { properties: { resource: Json } };
     expect(tokenRequest.properties.resource.description).toBe(
-      'RFC 8707: https://studio.example/ (the default) or https://studio.example/mcp.',
+      'RFC 8707: https://studio.example/ (the default), https://studio.example/mcp or https://studio.example/mcp/verified (this one needs a signed-in person).',
     );
   });
 
