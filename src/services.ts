@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { agentIdentities } from './auth/agent-identity.js';
 import { withCodes } from './auth/claim-code-mail.js';
 import { createClaims, OTP_DIGITS } from './auth/claims.js';
 import type { MetadataDocumentOptions } from './auth/client-metadata-document.js';
@@ -139,7 +140,10 @@ function createChannels(config: Config, profile: StudioProfile, store: Store): C
       }),
     );
   }
-  if (config.webhook) channels.push(createWebhookChannel({ url: config.webhook.url, secret: config.webhook.secret }));
+  if (config.webhook) {
+    const { url, secret } = config.webhook;
+    channels.push(createWebhookChannel({ url, secret, identify: agentIdentities(store) }));
+  }
   return channels;
 }
 

@@ -22,4 +22,6 @@ curl -s -X POST ${urls.registrationEndpoint} -H 'content-type: application/json'
   -d '{"client_name":"My agent","redirect_uris":["http://127.0.0.1:8976/callback"]}'
 ${FENCE}
 
-Inquiries sent with such a token are attributed to the person's verified address.`;
+Inquiries sent with such a token are attributed to the person's verified address.
+
+**The MCP server for signed-in people**: \`${urls.mcpVerifiedResource}\` serves the same tools as \`${urls.mcpResource}\` and requires such a sign-in. Without an access token for it (\`resource=${urls.mcpVerifiedResource}\`) it answers 401 with \`WWW-Authenticate: Bearer resource_metadata="${urls.mcpVerifiedProtectedResourceMetadata}"\`, which is where a standard MCP client starts the steps above on its own. \`${urls.mcpResource}\` stays open to every agent.`;

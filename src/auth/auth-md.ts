@@ -348,8 +348,9 @@ const errorTable = () => `## 9. Error codes
 | \`claim_expired\` | 410 | /agent/claim | the claim has expired or was ended; it cannot complete |
 | \`invalid_grant\` | 400 | /oauth/token | the assertion or subject token is invalid, expired, revoked or from an untrusted issuer |
 | \`unsupported_grant_type\` | 400 | /oauth/token | \`grant_type\` is neither of the two in section 5 |
-| \`invalid_target\` | 400 | /oauth/token | \`resource\` is not the API or the MCP server (RFC 8707) |
+| \`invalid_target\` | 400 | /oauth/token | \`resource\` is not the API or one of the MCP servers (RFC 8707) |
 | \`invalid_scope\` | 400 | /oauth/token | \`scope\` names a scope other than \`${INQUIRY_WRITE_SCOPE}\` |
 | \`rate_limited\` | 429 | /api/contact, /agent/register, /agent/claim, /oauth/token, /oauth/revoke | too many requests from your IP, or (register with \`verified_email\`, claim) too many codes mailed to that address, to its domain, for that claim or by the service; wait \`Retry-After\` seconds |
 | \`invalid_token\` | 200 (inquiry accepted as anonymous) | /api/contact, /mcp: in \`WWW-Authenticate\` | the bearer token is bad, expired or revoked; get a new one |
+| \`sign_in_required\` | 401 | /mcp/verified | no access token of a signed-in person: sign in with OAuth (\`WWW-Authenticate\` names the metadata) or use /mcp |
 `;

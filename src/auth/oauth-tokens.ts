@@ -2,7 +2,7 @@
 // RFC 7636 §4.6) and refresh_token (§6), rotated on every use; a refresh token or code that comes
 // back after its use revokes the grant it belongs to (RFC 9700 §2.2.2, §4.14).
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Store } from '../storage/ports.js';
+import type { RefreshToken, Store } from '../storage/ports.js';
 import { sha256 } from './authorization.js';
 import { OAuthError } from './errors.js';
 import type { SigningKeys } from './keys.js';
@@ -62,12 +62,19 @@ export function createOAuthTokens({ store, keys, urls, now }: OAuthTokensDeps) {
     if (!pkceMatches(verifier as string, a.codeChallenge))
       throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
     checkResource(a.resource, params.resource);
+    const issued = await mint(a.grantId, a.clientId, a.resource, a.scope);
     // The conditional write is the single use: of two requests with one code, one gets the tokens.
-    if (!(await store.oauth.updateAuthorization(a.id, { status: 'redeemed' }, ['approved']))) {
+    // The code is spent and its refresh token stored together, or neither is.
+    const redeemed = await store.transaction(async (tx) => {
+      if (!(await store.oauth.updateAuthorization(a.id, { status: 'redeemed' }, ['approved'], tx))) return false;
+      await store.oauth.createRefreshToken(issued.record, tx);
+      return true;
+    });
+    if (!redeemed) {
       await revokeGrant(a.grantId);
       throw new OAuthError('invalid_grant', 'the authorization code was used before: the tokens issued for it are revoked');
     }
-    return issue(a.grantId, a.clientId, a.resource, a.scope);
+    return issued.response;
   }
 
   async function refresh(params: Record<string, string | undefined>) {
@@ -86,15 +93,23 @@ export function createOAuthTokens({ store, keys, urls, now }: OAuthTokensDeps) {
     if (scope?.split(/\s+/).some((one) => !held.scope.split(' ').includes(one))) {
       throw new OAuthError('invalid_scope', `this grant has the scope ${held.scope}`);
     }
-    if (!(await store.oauth.useRefreshToken(held.tokenHash))) {
+    const issued = await mint(held.grantId, held.clientId, held.resource, held.scope);
+    // Rotation (RFC 9700 §4.14.2) in one transaction: the token marked used and its successor stored.
+    // Of two concurrent uses one marks it; the other finds it used, a reuse, and ends the sign-in.
+    const rotated = await store.transaction(async (tx) => {
+      if (!(await store.oauth.useRefreshToken(held.tokenHash, tx))) return false;
+      await store.oauth.createRefreshToken(issued.record, tx);
+      return true;
+    });
+    if (!rotated) {
       await revokeGrant(held.grantId);
       throw new OAuthError('invalid_grant', 'the refresh token was used before: the sign-in is revoked, sign in again');
     }
-    return issue(held.grantId, held.clientId, held.resource, held.scope);
+    return issued.response;
   }
 
-  /** An access token naming the grant (`sub`) and its verified email, and the next refresh token. */
-  async function issue(grantId: string, clientId: string, resource: string, scope: string) {
+  /** An access token naming the grant (`sub`) and its verified email, and the next refresh token (stored by the caller). */
+  async function mint(grantId: string, clientId: string, resource: string, scope: string) {
     const grant = await store.auth.findClient(grantId);
     if (grant?.status !== 'active' || grant.email === null) throw new OAuthError('invalid_grant', 'the sign-in has been revoked');
     const issuedAt = now();
@@ -103,7 +118,7 @@ export function createOAuthTokens({ store, keys, urls, now }: OAuthTokensDeps) {
       { typ: ACCESS_TOKEN_TYP, expiresInSeconds: ACCESS_TOKEN_TTL_SECONDS, now: issuedAt },
     );
     const refreshToken = `${REFRESH_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-    await store.oauth.createRefreshToken({
+    const record: RefreshToken = {
       tokenHash: sha256(refreshToken),
       grantId,
       clientId,
@@ -112,8 +127,15 @@ export function createOAuthTokens({ store, keys, urls, now }: OAuthTokensDeps) {
       status: 'active',
       expiresAt: new Date(issuedAt.getTime() + REFRESH_TOKEN_TTL_MS),
       createdAt: issuedAt,
-    });
-    return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, scope, refresh_token: refreshToken };
+    };
+    const response = {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SECONDS,
+      scope,
+      refresh_token: refreshToken,
+    };
+    return { response, record };
   }
 
   /** POST /oauth/token for the two grants of the sign-in flow. */

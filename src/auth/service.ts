@@ -318,7 +318,11 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
       let payload: JWTPayload;
       try {
         // Any audience of ours. (An expired token needs no revoking: it is refused anyway.)
-        ({ payload } = await keys.verify(token, { typ, issuer: urls.issuer, audience: [urls.issuer, urls.resource, urls.mcpResource] }));
+        ({ payload } = await keys.verify(token, {
+          typ,
+          issuer: urls.issuer,
+          audience: [urls.issuer, urls.resource, urls.mcpResource, urls.mcpVerifiedResource],
+        }));
       } catch {
         continue;
       }

@@ -4,6 +4,7 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { agentIdentities } from '../auth/agent-identity.js';
 import type { Config } from '../config.js';
 import { CSV_HEADER, csvRecord, csvValues, deliverySummary } from '../inquiries/export-format.js';
 import { normaliseReference, REFERENCE_PATTERN } from '../inquiries/reference.js';
@@ -146,8 +147,10 @@ export function show(values: Values, positionals: readonly string[]): Work {
         history: await store.outbox.attempts(delivery.id),
       })),
     );
+    const agent = await agentIdentities(store)(inquiry.clientId);
     if (values.json) {
-      out(`${JSON.stringify({ ...inquiry, verdict, spamScore: score, reasons, releasedAt: releasedAt ?? null, deliveries }, null, 2)}\n`);
+      const shown = { ...inquiry, agent: agent && { name: agent.name, verifiedEmail: agent.verifiedEmail } };
+      out(`${JSON.stringify({ ...shown, verdict, spamScore: score, reasons, releasedAt: releasedAt ?? null, deliveries }, null, 2)}\n`);
       return 0;
     }
     const field = (label: string, value: string | null) => `${label.padEnd(10)}${printableLine(value ?? '-')}\n`;
@@ -161,6 +164,7 @@ export function show(values: Values, positionals: readonly string[]): Work {
         field('Company', inquiry.company) +
         field('Source', inquiry.source && SOURCE_NAMES[inquiry.source]) +
         field('Client ID', inquiry.clientId) +
+        field('Agent', agent && (agent.verifiedEmail === null ? agent.name : `${agent.name}, for ${agent.verifiedEmail} (verified)`)) +
         field('Verdict', `${verdict} (score ${score})${releasedAt ? `, released from the quarantine at ${iso(releasedAt)}` : ''}`) +
         reasons.map(({ code, detail }) => `  ${printableLine(`${code}: ${detail}`)}\n`).join('') +
         `Message\n${printable(inquiry.message).replace(/^/gm, '  ')}\n\nDeliveries\n`,

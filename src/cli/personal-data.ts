@@ -100,7 +100,9 @@ const isEmpty = (data: ErasedData) =>
     data.agentRegistrations.length +
     data.agentClaims +
     data.serviceMails +
-    data.codesMailed ===
+    data.codesMailed +
+    data.signIns +
+    data.refreshTokens ===
   0;
 
 /** What an erase deleted (or would), a kind a line, each inquiry and registration named. */
@@ -114,6 +116,8 @@ function listing(data: ErasedData): string {
     ['agent claims', data.agentClaims, []],
     ['service mails', data.serviceMails, []],
     ['claim codes mailed', data.codesMailed, []],
+    ['OAuth sign-ins', data.signIns, []],
+    ['OAuth refresh tokens', data.refreshTokens, []],
   ];
   return rows.map(([kind, count, names]) => `  ${kind.padEnd(21)}${count}\n${names.map((name) => `    ${name}\n`).join('')}`).join('');
 }

@@ -1,6 +1,7 @@
 // The webhook channel: POSTs each inquiry (and the quarantine digest) as JSON to WEBHOOK_URL, signed
 // per Standard Webhooks (docs/delivery.md; standardwebhooks.com spec, "Signature scheme").
 import { createHmac } from 'node:crypto';
+import type { AgentIdentities, AgentIdentity } from '../auth/agent-identity.js';
 import type { DeliveryRecord, InquiryRecord, Outgoing } from '../storage/ports.js';
 import type { Channel, SendResult } from './channel.js';
 
@@ -9,6 +10,8 @@ export interface WebhookChannelOptions {
   /** `whsec_<base64>`; without it requests go unsigned. */
   readonly secret: string | null;
   readonly timeoutMs?: number;
+  /** Who the inquiry's agent is (its name, its person's verified email), for the payload's `agent`. */
+  readonly identify?: AgentIdentities;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -18,7 +21,7 @@ const DEFAULT_TIMEOUT_MS = 10_000;
  * the same of when it was delivered"): the inquiry's receipt, so every attempt sends the same body.
  * When an attempt was made is `webhook-timestamp`.
  */
-export function webhookPayload(inquiry: InquiryRecord) {
+export function webhookPayload(inquiry: InquiryRecord, agent: AgentIdentity | null = null) {
   return {
     type: 'inquiry.received',
     timestamp: inquiry.receivedAt.toISOString(),
@@ -33,6 +36,8 @@ export function webhookPayload(inquiry: InquiryRecord) {
       client_id: inquiry.clientId,
       // The door it came through (page, api, mcp); null for an inquiry stored before doors were recorded.
       source: inquiry.source,
+      // The agent that sent it, and the address its person proved (docs/delivery.md); null without one.
+      agent: agent && { name: agent.name, verified_email: agent.verifiedEmail },
     },
   };
 }
@@ -84,7 +89,10 @@ export function createWebhookChannel(options: WebhookChannelOptions): Channel {
     name: 'webhook',
     async send(delivery: DeliveryRecord, payload: Outgoing): Promise<SendResult> {
       // A service message on this channel is an event already (the quarantine digest): its body is sent as queued.
-      const body = payload.kind === 'inquiry' ? JSON.stringify(webhookPayload(payload.inquiry)) : payload.message.body;
+      const body =
+        payload.kind === 'inquiry'
+          ? JSON.stringify(webhookPayload(payload.inquiry, (await options.identify?.(payload.inquiry.clientId)) ?? null))
+          : payload.message.body;
       const sentAt = new Date();
       // One id per delivery, the same on every retry, so the receiver can drop repeats.
       const id = `msg_${delivery.id}`;

@@ -23,10 +23,19 @@ export async function bearerClient(
   // Other schemes (Basic, …) are not ours to judge: ignored, like no header at all.
   if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization))
     return { clientId: null, trustedAgent: false, tokenRejected: false };
-  const token = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1];
-  const client = token === undefined ? null : await auth.authenticate(token, audience);
+  const token = bearerToken(authorization);
+  const client = token ? await auth.authenticate(token, audience) : null;
   if (client === null) {
     reply.header('www-authenticate', `Bearer error="invalid_token", resource_metadata="${resourceMetadataUrl}"`);
   }
   return { clientId: client?.clientId ?? null, trustedAgent: client?.claimed ?? false, tokenRejected: client === null };
+}
+
+/**
+ * The token of an Authorization header of the Bearer scheme (RFC 6750 §2.1); undefined for no
+ * header or another scheme, and '' for a malformed Bearer credential (which no token matches).
+ */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined || !/^Bearer(\s|$)/i.test(authorization)) return undefined;
+  return /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization)?.[1] ?? '';
 }

@@ -1,6 +1,6 @@
 // The API's CORS rules for pages of the CORS_ORIGINS: each endpoint's preflight advertises only the
-// methods it serves and the request headers it reads (/mcp: no sessions, so no Mcp-Session-Id or
-// Last-Event-ID; GET and DELETE answer 405 there and at /api/contact, so are not offered).
+// methods it serves and the request headers it reads (/mcp and /mcp/verified: no sessions, so no
+// Mcp-Session-Id or Last-Event-ID; GET and DELETE answer 405 there and at /api/contact, so are not offered).
 import type { FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
@@ -24,7 +24,7 @@ export const CONTACT_CORS: EndpointCors = {
 /** Every other API endpoint (the proof-of-work challenge, agent auth): GET or POST, JSON or a form, a token. */
 const OTHER_CORS: EndpointCors = { methods: ['GET', 'POST'], allowedHeaders: ['Content-Type', 'Authorization'] };
 
-const BY_PATH: Record<string, EndpointCors> = { '/mcp': MCP_CORS, '/api/contact': CONTACT_CORS };
+const BY_PATH: Record<string, EndpointCors> = { '/mcp': MCP_CORS, '/mcp/verified': MCP_CORS, '/api/contact': CONTACT_CORS };
 
 export function corsOptions(corsOrigins: Config['corsOrigins'], exposedHeaders: readonly string[]): FastifyCorsOptions {
   const origin = corsOrigins === '*' ? '*' : [...corsOrigins];

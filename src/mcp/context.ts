@@ -21,4 +21,6 @@ export interface McpContext {
    * on a 401 but do not read WWW-Authenticate on a 200.
    */
   readonly tokenRejected: boolean;
+  /** At /mcp/verified: the address the signed-in person proved. */
+  readonly verifiedEmail?: string;
 }

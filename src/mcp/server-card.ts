@@ -42,6 +42,13 @@ function dnsHost(url: string): string | undefined {
 export function serverCard(publicUrl: string, profile: StudioProfile) {
   const description = `Send project inquiries to ${profile.name} and look up its services.`;
   const authentication = { required: false, schemes: ['bearer'] };
+  // The same tools twice: open to every agent, and for a person signed in with OAuth (MCP Authorization).
+  const remote = (path: string, required: boolean) => ({
+    type: 'streamable-http',
+    url: `${publicUrl}${path}`,
+    supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
+    authentication: { ...authentication, required },
+  });
   return {
     $schema: SERVER_CARD_SCHEMA,
     name: serverCardName(profile, publicUrl),
@@ -49,7 +56,7 @@ export function serverCard(publicUrl: string, profile: StudioProfile) {
     title: `${profile.name} inquiries`,
     description: description.length <= DESCRIPTION_MAX_LENGTH ? description : `${description.slice(0, DESCRIPTION_MAX_LENGTH - 1)}…`,
     websiteUrl: profile.website,
-    remotes: [{ type: 'streamable-http', url: `${publicUrl}/mcp`, supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS], authentication }],
+    remotes: [remote('/mcp', false), remote('/mcp/verified', true)],
     capabilities: { tools: { listChanged: false } },
     tools: TOOLS.map(({ name, title, description: toolDescription, inputSchema, outputSchema, annotations }) => ({
       name,

@@ -14,7 +14,11 @@ export const MCP_SERVER_VERSION = '1.0.0';
 
 export function buildMcpServer(context: McpContext): Server {
   const serverInfo = { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION, title: `${context.profile.name} inquiries` };
-  const instructions = `Tools of ${context.profile.name}: look the studio up, then send a project inquiry with submit_inquiry. No sign-in is needed.`;
+  const signedIn =
+    context.verifiedEmail === undefined
+      ? 'No sign-in is needed.'
+      : 'You are signed in: inquiries are sent on behalf of the person who signed in, with their verified email.';
+  const instructions = `Tools of ${context.profile.name}: look the studio up, then send a project inquiry with submit_inquiry. ${signedIn}`;
   const capabilities = { tools: { listChanged: false } };
   const supportedProtocolVersions = [...MCP_PROTOCOL_VERSIONS];
   const server = new Server(serverInfo, { capabilities, instructions, supportedProtocolVersions });

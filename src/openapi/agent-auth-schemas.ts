@@ -99,9 +99,13 @@ const claimCompleted = {
   },
 } as const;
 
-/** RFC 8707 `resource`: the two resources of this service, by their real addresses. */
+/** RFC 8707 `resource`: the three resources of this service, by their real addresses. */
 const resourceParam = (urls: AuthUrls) =>
-  ({ type: 'string', format: 'uri', description: `RFC 8707: ${urls.resource} (the default) or ${urls.mcpResource}.` }) as const;
+  ({
+    type: 'string',
+    format: 'uri',
+    description: `RFC 8707: ${urls.resource} (the default), ${urls.mcpResource} or ${urls.mcpVerifiedResource} (this one needs a signed-in person).`,
+  }) as const;
 
 const jwtBearerRequest = (urls: AuthUrls) => ({
   type: 'object',
@@ -129,6 +133,33 @@ const tokenExchangeRequest = (urls: AuthUrls) => ({
   additionalProperties: otherParams,
 });
 
+const authorizationCodeRequest = (urls: AuthUrls) => ({
+  type: 'object',
+  required: ['grant_type', 'code', 'client_id', 'redirect_uri', 'code_verifier'],
+  properties: {
+    grant_type: { const: 'authorization_code' },
+    code: { type: 'string', description: 'From the redirect; single use, valid for 2 minutes.' },
+    client_id: text,
+    redirect_uri: { type: 'string', description: 'The one the code was issued for.' },
+    code_verifier: { type: 'string', pattern: '^[A-Za-z0-9._~-]{43,128}$' },
+    resource: { ...resourceParam(urls), description: 'If sent: the resource the sign-in was for.' },
+  },
+  additionalProperties: otherParams,
+});
+
+const refreshTokenRequest = (urls: AuthUrls) => ({
+  type: 'object',
+  required: ['grant_type', 'refresh_token', 'client_id'],
+  properties: {
+    grant_type: { const: 'refresh_token' },
+    refresh_token: { type: 'string', pattern: '^rt_', description: 'Rotated on every use: one used twice ends the sign-in.' },
+    client_id: text,
+    scope: scopeParam,
+    resource: { ...resourceParam(urls), description: 'If sent: the resource the sign-in was for.' },
+  },
+  additionalProperties: otherParams,
+});
+
 const tokenResponse = {
   type: 'object',
   additionalProperties: false,
@@ -139,6 +170,7 @@ const tokenResponse = {
     expires_in: { type: 'integer', const: 3600 },
     scope: { type: 'string', examples: [INQUIRY_WRITE_SCOPE] },
     issued_token_type: { const: TOKEN_TYPE_ACCESS_TOKEN, description: 'Token exchange only (RFC 8693 §2.2.1).' },
+    refresh_token: { type: 'string', pattern: '^rt_', description: 'The sign-in grants only: the next refresh token (30 days).' },
   },
 } as const;
 
@@ -146,7 +178,7 @@ const revocationRequest = {
   type: 'object',
   required: ['token'],
   properties: {
-    token: { type: 'string', minLength: 1, description: 'An access token or an identity assertion.' },
+    token: { type: 'string', minLength: 1, description: 'An access token, an identity assertion or a refresh token.' },
     token_type_hint: { type: 'string', examples: ['access_token'] },
   },
   additionalProperties: otherParams,
@@ -158,10 +190,17 @@ export const authSchemas = (urls: AuthUrls): Record<string, Json> => ({
   ClaimStarted: claimStarted,
   ClaimCompleted: claimCompleted,
   TokenRequest: {
-    oneOf: [{ $ref: '#/components/schemas/JwtBearerTokenRequest' }, { $ref: '#/components/schemas/TokenExchangeTokenRequest' }],
+    oneOf: [
+      { $ref: '#/components/schemas/JwtBearerTokenRequest' },
+      { $ref: '#/components/schemas/TokenExchangeTokenRequest' },
+      { $ref: '#/components/schemas/AuthorizationCodeTokenRequest' },
+      { $ref: '#/components/schemas/RefreshTokenRequest' },
+    ],
   },
   JwtBearerTokenRequest: jwtBearerRequest(urls),
   TokenExchangeTokenRequest: tokenExchangeRequest(urls),
+  AuthorizationCodeTokenRequest: authorizationCodeRequest(urls),
+  RefreshTokenRequest: refreshTokenRequest(urls),
   TokenResponse: tokenResponse,
   RevocationRequest: revocationRequest,
 });

@@ -180,7 +180,9 @@ export function agentAuthArea({ urls }: AreaContext): Area {
     description:
       `RFC 7523 jwt-bearer (\`assertion\`) or RFC 8693 token exchange (\`subject_token\`) with an identity assertion of this service or a ` +
       `trusted ID-JAG → a 1-hour ES256 access token (\`typ: at+jwt\`, scope \`${INQUIRY_WRITE_SCOPE}\`) for the resource ` +
-      `${urls.resource} (default) or ${urls.mcpResource}. A parameter sent twice is an invalid request.`,
+      `${urls.resource} (default), ${urls.mcpResource} or ${urls.mcpVerifiedResource}. Where SMTP_URL is set, also the sign-in flow's ` +
+      '`authorization_code` (with PKCE) and `refresh_token` grants (docs/agent-auth.md), which answer a refresh token too: rotated on ' +
+      'every use, one used twice revokes the sign-in. A parameter sent twice is an invalid request.',
     tags: ['Agent auth'],
     requestBody: {
       required: true,
@@ -215,7 +217,7 @@ export function agentAuthArea({ urls }: AreaContext): Area {
           { error: 'invalid_grant', detail: 'the assertion is not a valid, unexpired identity assertion of this service' },
           { error: 'unsupported_grant_type', detail: `grant_type must be ${GRANT_TYPE_JWT_BEARER} or ${GRANT_TYPE_TOKEN_EXCHANGE}` },
           { error: 'invalid_scope', detail: `the only scope is ${INQUIRY_WRITE_SCOPE}` },
-          { error: 'invalid_target', detail: `resource must be ${urls.resource} or ${urls.mcpResource}` },
+          { error: 'invalid_target', detail: `resource must be ${urls.resource}, ${urls.mcpResource} or ${urls.mcpVerifiedResource}` },
         ],
       ),
       ...oauthErrors(),
@@ -227,7 +229,7 @@ export function agentAuthArea({ urls }: AreaContext): Area {
     summary: 'Revoke a token',
     description:
       'RFC 7009: always 200 for a well-formed request, whether the token was valid, unknown or already revoked. Revoking an identity ' +
-      'assertion ends the registration and every token minted from it.',
+      'assertion ends the registration and every token minted from it; revoking a refresh token ends its sign-in.',
     tags: ['Agent auth'],
     requestBody: {
       required: true,

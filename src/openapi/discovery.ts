@@ -14,7 +14,7 @@ const protectedResourceSchema = (urls: AuthUrls) => ({
   description: 'RFC 9728 §2. Unknown members are to be ignored by clients.',
   required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
   properties: {
-    resource: { ...uri, description: `The resource identifier: ${urls.resource} or ${urls.mcpResource}.` },
+    resource: { ...uri, description: `The resource identifier: ${urls.resource}, ${urls.mcpResource} or ${urls.mcpVerifiedResource}.` },
     authorization_servers: { type: 'array', minItems: 1, items: uri },
     scopes_supported: { ...strings, contains: { const: 'inquiry:write' } },
     bearer_methods_supported: { type: 'array', items: { const: 'header' }, minItems: 1 },
@@ -62,10 +62,19 @@ const agentAuthSchema = {
 
 const authorizationServerSchema = (urls: AuthUrls) => ({
   type: 'object',
-  description: 'RFC 8414 §2: only what exists is advertised (no authorization endpoint) and no array is empty.',
+  description:
+    'RFC 8414 §2: only what exists is advertised and no array is empty. The authorization-code flow (authorization and ' +
+    'registration endpoints, `authorization_code` and `refresh_token` grants) only where SMTP_URL is set.',
   required: ['issuer', 'token_endpoint', 'jwks_uri', 'revocation_endpoint', 'grant_types_supported', 'agent_auth'],
   properties: {
     issuer: { ...uri, description: `This service: ${urls.issuer} (PUBLIC_URL without a trailing slash).` },
+    authorization_endpoint: uri,
+    registration_endpoint: uri,
+    response_types_supported: { type: 'array', items: { const: 'code' } },
+    response_modes_supported: { type: 'array', items: { const: 'query' } },
+    code_challenge_methods_supported: { type: 'array', items: { const: 'S256' } },
+    client_id_metadata_document_supported: { type: 'boolean' },
+    authorization_response_iss_parameter_supported: { type: 'boolean' },
     token_endpoint: uri,
     jwks_uri: uri,
     revocation_endpoint: uri,
@@ -212,6 +221,13 @@ export function discoveryArea({ config, profile, urls }: AreaContext): Area {
         `RFC 9728 metadata of the resource ${urls.mcpResource} (the MCP tool server).`,
         'ProtectedResourceMetadata',
         protectedResourceMetadata(urls, profile, 'mcp'),
+      ),
+      '/.well-known/oauth-protected-resource/mcp/verified': discoveryGet(
+        'getMcpVerifiedProtectedResourceMetadata',
+        'Protected resource metadata (the MCP server for signed-in people)',
+        `RFC 9728 metadata of the resource ${urls.mcpVerifiedResource}, named by its 401: sign a person in with OAuth to call it.`,
+        'ProtectedResourceMetadata',
+        protectedResourceMetadata(urls, profile, 'mcp-verified'),
       ),
       '/.well-known/oauth-authorization-server': discoveryGet(
         'getAuthorizationServerMetadata',

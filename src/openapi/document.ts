@@ -1,6 +1,7 @@
 // The OpenAPI 3.1.0 description of the whole interface (docs/api.md): built once
 // from the configuration, the studio profile and the very schema objects the routes validate with.
 // Each area of the interface describes its own paths and schemas; this file puts them together.
+import { authFeatures } from '../auth/metadata.js';
 import { authUrls } from '../auth/urls.js';
 import type { Config } from '../config.js';
 import type { StudioProfile } from '../studio/profile.js';
@@ -10,6 +11,7 @@ import { headers, parameters, securitySchemes, sharedSchemas } from './component
 import { discoveryArea } from './discovery.js';
 import { inquiriesArea } from './inquiries.js';
 import { mcpArea } from './mcp.js';
+import { signInArea } from './sign-in.js';
 import { siteArea } from './site.js';
 
 /** The description declares its own version (OpenAPI 3.1 §4.8.2 info.version). Paths carry none. */
@@ -36,6 +38,8 @@ const TAGS = [
 export function buildOpenApiDocument({ config, profile }: { config: Config; profile: StudioProfile }): OpenApiDocument {
   const context: AreaContext = { config, profile, urls: authUrls(config.publicUrl) };
   const areas: Area[] = [inquiriesArea(context), discoveryArea(context), agentAuthArea(context), mcpArea(context), siteArea(context)];
+  // The sign-in flow mails a code: its routes exist only where SMTP_URL is set.
+  if (authFeatures(config).emailEnabled) areas.push(signInArea(context));
   const paths: Record<string, PathItem> = {};
   const schemas: Record<string, Json> = { ...sharedSchemas };
   for (const area of areas) {
@@ -56,7 +60,8 @@ export function buildOpenApiDocument({ config, profile }: { config: Config; prof
       summary: `Send project inquiries to ${profile.name}, from people and AI agents.`,
       description: [
         `The public inquiry service of ${profile.name}. \`POST /api/contact\` needs no token; agents may register and use a bearer`,
-        'token only to have their inquiries attributed (walk-through: /auth.md). AI agents can also use the MCP tool server at /mcp.',
+        'token only to have their inquiries attributed (walk-through: /auth.md). AI agents can also use the MCP tool server at /mcp,',
+        'or at /mcp/verified, which requires a person signed in with OAuth (the authorization-code flow, docs/agent-auth.md).',
         '',
         'Errors are RFC 9457 `application/problem+json` with a stable `error` code; /oauth/* answers RFC 6749 §5.2',
         '`{error, error_description}` instead (a body in the wrong format there is a 400 `invalid_request`, not a 415).',

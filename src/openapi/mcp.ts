@@ -1,7 +1,7 @@
-// The MCP side of the OpenAPI document: POST /mcp (streamable HTTP, stateless, JSON responses) with
-// its JSON-RPC envelope and the tools' argument schemas taken from src/mcp/tools.ts, GET and DELETE
-// /mcp (405), the server card at both of its addresses and the MCP catalog.
-import { MCP_BODY_LIMIT_BYTES, MCP_MAX_BATCH, NOT_JSON_MESSAGE, notJsonRpcMessage } from '../http/routes/mcp.js';
+// The MCP side of the OpenAPI document: POST /mcp and /mcp/verified (streamable HTTP, stateless,
+// JSON responses) with the JSON-RPC envelope and the tools' argument schemas taken from
+// src/mcp/tools.ts, their other methods (405), the server card at both addresses and the MCP catalog.
+import { MCP_BODY_LIMIT_BYTES, MCP_MAX_BATCH, NOT_JSON_MESSAGE, notJsonRpcMessage, SIGN_IN_REQUIRED } from '../http/routes/mcp.js';
 import { MCP_CATALOG_PATH, mcpCatalog, SERVER_CARD_MEDIA_TYPE, serverCard } from '../mcp/server-card.js';
 import { TOOLS } from '../mcp/tools.js';
 import { MCP_PROTOCOL_VERSIONS } from '../mcp/versions.js';
@@ -120,7 +120,8 @@ const jsonRpcSchemas: Record<string, Json> = {
   McpServerCardAuthentication: {
     type: 'object',
     required: ['required', 'schemes'],
-    properties: { required: { const: false }, schemes: { type: 'array', items: { const: 'bearer' } } },
+    description: '`required`: true for /mcp/verified (a person signed in with OAuth), false for /mcp and the card as a whole.',
+    properties: { required: { type: 'boolean' }, schemes: { type: 'array', items: { const: 'bearer' } } },
   },
   McpCatalog: {
     type: 'object',
@@ -258,9 +259,29 @@ export function mcpArea({ config, profile, urls }: AreaContext): Area {
       500: problemResponse(500, 'The request failed on the service side.', [INTERNAL_ERROR]),
     },
   };
-  const notAllowed = (method: 'GET' | 'DELETE' | 'PUT' | 'PATCH'): Operation => ({
-    operationId: { GET: 'getMcpStream', DELETE: 'deleteMcpSession', PUT: 'putMcp', PATCH: 'patchMcp' }[method],
-    summary: `${method} /mcp: not allowed (stateless server)`,
+  const callMcpVerified: Operation = {
+    ...callMcp,
+    operationId: 'callMcpVerified',
+    summary: 'Send MCP JSON-RPC messages as a signed-in person',
+    description:
+      'The same tools as POST /mcp, for an agent whose person signed in with OAuth (the authorization-code flow, docs/agent-auth.md): ' +
+      `an access token for the resource ${urls.mcpVerifiedResource} that carries a verified email. Without one the answer is 401, ` +
+      'before the body is read, and its WWW-Authenticate names this resource’s metadata, where a standard MCP client learns to sign in. ' +
+      'Its inquiries are attributed to that person.',
+    security: [{ bearer: [] }],
+    responses: {
+      ...callMcp.responses,
+      401: problemResponse(
+        401,
+        'No access token of a signed-in person for this resource (none, invalid, expired, revoked, or an agent with no verified email).',
+        [{ error: 'sign_in_required', detail: SIGN_IN_REQUIRED }],
+        { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
+      ),
+    },
+  };
+  const notAllowed = (method: 'GET' | 'DELETE' | 'PUT' | 'PATCH', path = '/mcp'): Operation => ({
+    operationId: `${{ GET: 'getMcpStream', DELETE: 'deleteMcpSession', PUT: 'putMcp', PATCH: 'patchMcp' }[method]}${path === '/mcp' ? '' : 'Verified'}`,
+    summary: `${method} ${path}: not allowed (stateless server)`,
     description:
       'This MCP server is stateless: there is no stream to resume (GET), no session to end (DELETE) and nothing else to do here. Use POST.',
     tags: ['MCP'],
@@ -301,6 +322,13 @@ export function mcpArea({ config, profile, urls }: AreaContext): Area {
         delete: notAllowed('DELETE'),
         put: notAllowed('PUT'),
         patch: notAllowed('PATCH'),
+      },
+      '/mcp/verified': {
+        post: callMcpVerified,
+        get: notAllowed('GET', '/mcp/verified'),
+        delete: notAllowed('DELETE', '/mcp/verified'),
+        put: notAllowed('PUT', '/mcp/verified'),
+        patch: notAllowed('PATCH', '/mcp/verified'),
       },
       '/.well-known/mcp/server-card.json': cardGet('getMcpServerCard', 'MCP server card'),
       '/mcp/server-card': cardGet('getMcpServerCardAlias', 'MCP server card (alternative address)'),

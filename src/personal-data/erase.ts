@@ -44,5 +44,7 @@ export function erasable(data: PersonalData): ErasedData {
     agentClaims: data.agentClaims.length,
     serviceMails: data.serviceMails.length,
     codesMailed: data.codesMailed.length,
+    signIns: data.signIns.length,
+    refreshTokens: data.refreshTokens.length,
   };
 }

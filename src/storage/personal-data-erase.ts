@@ -2,7 +2,7 @@
 // at all; nothing at all while a delivery of theirs is being sent.
 import type { Kysely } from 'kysely';
 import type { DataSubject, ErasedData, Erasure } from './personal-data-ports.js';
-import { claimsOf, clientsOf, lowered, mailsMentioning, mailsTo, mentions } from './personal-data-queries.js';
+import { claimsOf, clientsOf, lowered, mailsMentioning, mailsTo, mentions, refreshTokensOf, signInsOf } from './personal-data-queries.js';
 import type { DeliveryRecord, Dialect } from './ports.js';
 import { toDelivery } from './rows.js';
 import type { Database } from './schema.js';
@@ -51,6 +51,8 @@ async function eraseIn(trx: Kysely<Database>, dialect: Dialect, subject: DataSub
   ];
   const clientIds = (await clientsOf(trx, subject).execute()).map((row) => row.client_id);
   const claimHashes = (await claimsOf(trx, subject).execute()).map((row) => row.token_hash);
+  const signInIds = (await signInsOf(trx, subject).execute()).map((row) => row.id);
+  const refreshHashes = (await refreshTokensOf(trx, subject).execute()).map((row) => row.token_hash);
 
   // The deliveries are locked (PostgreSQL; SQLite has one writer) so that no worker claims one from
   // here on. One leased already, its lease running, is being sent: erasing it could not stop that.
@@ -84,6 +86,10 @@ async function eraseIn(trx: Kysely<Database>, dialect: Dialect, subject: DataSub
   const agentClaims = await deleteIn(claimHashes, (chunk) =>
     trx.deleteFrom('agent_claims').where('token_hash', 'in', chunk).executeTakeFirst(),
   );
+  const signIns = await deleteIn(signInIds, (chunk) => trx.deleteFrom('oauth_authorizations').where('id', 'in', chunk).executeTakeFirst());
+  const refreshTokens = await deleteIn(refreshHashes, (chunk) =>
+    trx.deleteFrom('oauth_refresh_tokens').where('token_hash', 'in', chunk).executeTakeFirst(),
+  );
   // A channel's last error (its health, src/delivery/health.ts) may quote the address a mail was refused for.
   await trx.updateTable('delivery_successes').set({ last_error: null }).where(mentions('last_error', subject)).execute();
   // Without its row, a registration's tokens and identity assertions are refused (src/auth/service.ts).
@@ -97,5 +103,7 @@ async function eraseIn(trx: Kysely<Database>, dialect: Dialect, subject: DataSub
     agentClaims,
     serviceMails,
     codesMailed: codeSends,
+    signIns,
+    refreshTokens,
   };
 }

@@ -3,6 +3,7 @@
 // only, on the records of ports.ts; the SQLite/PostgreSQL code implements it.
 import type {
   AgentClient,
+  Authorization,
   Claim,
   CodeSend,
   DeliveryAttempt,
@@ -10,6 +11,7 @@ import type {
   IdempotencyEntry,
   InquiryJudgement,
   InquiryRecord,
+  RefreshToken,
   ServiceMessage,
 } from './ports.js';
 
@@ -55,6 +57,13 @@ export interface PersonalData {
   readonly serviceMails: readonly HeldServiceMail[];
   /** Claim codes mailed to the mailbox or for those claims, as the limits on codes count them. */
   readonly codesMailed: readonly Omit<CodeSend, 'tokenHash'>[];
+  /** OAuth sign-ins naming the address, or whose grant is one of its registrations; without their hashes. */
+  readonly signIns: readonly Pick<
+    Authorization,
+    'clientId' | 'redirectUri' | 'resource' | 'scope' | 'status' | 'email' | 'grantId' | 'expiresAt' | 'createdAt'
+  >[];
+  /** The refresh tokens of those grants, without their hashes. */
+  readonly refreshTokens: readonly Omit<RefreshToken, 'tokenHash'>[];
 }
 
 /** What an erase deleted: the inquiries by reference, the rest counted. */
@@ -67,6 +76,8 @@ export interface ErasedData {
   readonly agentClaims: number;
   readonly serviceMails: number;
   readonly codesMailed: number;
+  readonly signIns: number;
+  readonly refreshTokens: number;
 }
 
 /**

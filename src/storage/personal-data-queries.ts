@@ -30,6 +30,17 @@ export const mentions = (column: 'body' | 'last_error', { email }: DataSubject) 
 export const clientsOf = (db: Kysely<Database>, { email }: DataSubject) =>
   db.selectFrom('agent_clients').select('client_id').where(lowered('email'), '=', email);
 
+/** The OAuth sign-ins naming the person, or whose grant is one of their registrations, as a subquery. */
+export const signInsOf = (db: Kysely<Database>, subject: DataSubject) =>
+  db
+    .selectFrom('oauth_authorizations')
+    .select('id')
+    .where((eb) => eb.or([eb(lowered('email'), '=', subject.email), eb('grant_id', 'in', clientsOf(db, subject))]));
+
+/** The refresh tokens of the person's grants (OAuth sign-ins are registrations of theirs), as a subquery. */
+export const refreshTokensOf = (db: Kysely<Database>, subject: DataSubject) =>
+  db.selectFrom('oauth_refresh_tokens').select('token_hash').where('grant_id', 'in', clientsOf(db, subject));
+
 /** The claims naming the person, and every claim of their registrations, as a subquery. */
 export const claimsOf = (db: Kysely<Database>, subject: DataSubject) =>
   db

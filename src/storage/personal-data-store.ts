@@ -7,7 +7,7 @@ import { toClient } from './auth-store.js';
 import type { OpenDatabase } from './handle.js';
 import { erasePerson } from './personal-data-erase.js';
 import type { DataSubject, HeldDelivery, PersonalData, PersonalDataStore, Scrub } from './personal-data-ports.js';
-import { claimsOf, inquiriesOf, lowered, mailsTo } from './personal-data-queries.js';
+import { claimsOf, clientsOf, inquiriesOf, lowered, mailsTo, signInsOf } from './personal-data-queries.js';
 import { INQUIRY_COLUMNS, toAttempt, toDelivery, toIdempotencyEntry, toInquiry, toJudgement } from './rows.js';
 import type { Database } from './schema.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite.js';
@@ -66,27 +66,31 @@ async function withHistory(db: Kysely<Database>, ids: SelectQueryBuilder<Databas
 async function find(db: Kysely<Database>, subject: DataSubject): Promise<PersonalData> {
   const deliveries = db.selectFrom('deliveries').select('id');
   // Apart, not as a union: each is then looked up by its own index (for mails, 018's partial one).
-  const [inquiries, inquiryDeliveries, mailDeliveries, keys, mails, clients, claims, codeSends] = await Promise.all([
-    db
-      .selectFrom('inquiries')
-      .select(INQUIRY_COLUMNS)
-      .where(lowered('email'), '=', subject.email)
-      .orderBy('received_at')
-      .orderBy('reference')
-      .execute(),
-    withHistory(db, deliveries.where('reference', 'in', inquiriesOf(db, subject))),
-    withHistory(db, deliveries.where('message_id', 'is not', null).where('message_id', 'in', mailsTo(db, subject))),
-    db.selectFrom('idempotency_keys').selectAll().where('reference', 'in', inquiriesOf(db, subject)).orderBy('created_at').execute(),
-    db.selectFrom('messages').selectAll().where(lowered('to_address'), '=', subject.email).orderBy('created_at').execute(),
-    db.selectFrom('agent_clients').selectAll().where(lowered('email'), '=', subject.email).orderBy('created_at').execute(),
-    db.selectFrom('agent_claims').selectAll().where('token_hash', 'in', claimsOf(db, subject)).orderBy('created_at').execute(),
-    db
-      .selectFrom('claim_code_sends')
-      .selectAll()
-      .where((eb) => eb.or([eb('recipient', '=', subject.recipient), eb('token_hash', 'in', claimsOf(db, subject))]))
-      .orderBy('sent_at')
-      .execute(),
-  ]);
+  const [inquiries, inquiryDeliveries, mailDeliveries, keys, mails, clients, claims, codeSends, signIns, refreshTokens] = await Promise.all(
+    [
+      db
+        .selectFrom('inquiries')
+        .select(INQUIRY_COLUMNS)
+        .where(lowered('email'), '=', subject.email)
+        .orderBy('received_at')
+        .orderBy('reference')
+        .execute(),
+      withHistory(db, deliveries.where('reference', 'in', inquiriesOf(db, subject))),
+      withHistory(db, deliveries.where('message_id', 'is not', null).where('message_id', 'in', mailsTo(db, subject))),
+      db.selectFrom('idempotency_keys').selectAll().where('reference', 'in', inquiriesOf(db, subject)).orderBy('created_at').execute(),
+      db.selectFrom('messages').selectAll().where(lowered('to_address'), '=', subject.email).orderBy('created_at').execute(),
+      db.selectFrom('agent_clients').selectAll().where(lowered('email'), '=', subject.email).orderBy('created_at').execute(),
+      db.selectFrom('agent_claims').selectAll().where('token_hash', 'in', claimsOf(db, subject)).orderBy('created_at').execute(),
+      db
+        .selectFrom('claim_code_sends')
+        .selectAll()
+        .where((eb) => eb.or([eb('recipient', '=', subject.recipient), eb('token_hash', 'in', claimsOf(db, subject))]))
+        .orderBy('sent_at')
+        .execute(),
+      db.selectFrom('oauth_authorizations').selectAll().where('id', 'in', signInsOf(db, subject)).orderBy('created_at').execute(),
+      db.selectFrom('oauth_refresh_tokens').selectAll().where('grant_id', 'in', clientsOf(db, subject)).orderBy('created_at').execute(),
+    ],
+  );
   const byReference = groupBy(inquiryDeliveries, ({ delivery }) => delivery.reference);
   const byMail = groupBy(mailDeliveries, ({ messageId }) => messageId);
   const keysByReference = groupBy(keys.map(toIdempotencyEntry), (key) => key.reference);
@@ -125,6 +129,26 @@ async function find(db: Kysely<Database>, subject: DataSubject): Promise<Persona
       domain: row.domain ?? domainOf(row.recipient),
       sentAt: new Date(Number(row.sent_at)),
       expiresAt: new Date(Number(row.expires_at)),
+    })),
+    signIns: signIns.map((row) => ({
+      clientId: row.client_id,
+      redirectUri: row.redirect_uri,
+      resource: row.resource,
+      scope: row.scope,
+      status: row.status,
+      email: row.email,
+      grantId: row.grant_id,
+      expiresAt: new Date(Number(row.expires_at)),
+      createdAt: new Date(Number(row.created_at)),
+    })),
+    refreshTokens: refreshTokens.map((row) => ({
+      grantId: row.grant_id,
+      clientId: row.client_id,
+      resource: row.resource,
+      scope: row.scope,
+      status: row.status,
+      expiresAt: new Date(Number(row.expires_at)),
+      createdAt: new Date(Number(row.created_at)),
     })),
   };
 }

@@ -36,6 +36,7 @@ export function httpInquiryLines(publicUrl: string): string[] {
 export function toolLines(links: AgentLinks): string[] {
   return [
     `- [MCP server](${links.mcp}): streamable HTTP, protocol versions ${MCP_PROTOCOL_VERSIONS.join(', ')}; tools \`get_studio_info\`, \`list_services\`, \`submit_inquiry\` (the same fields as above; its result is a receipt with the reference)`,
+    `- [MCP server for signed-in people](${links.mcp}/verified): the same tools; a standard MCP client signs its person in with OAuth from its 401`,
     `- [MCP server card](${links.serverCard.href}), listed in the [MCP catalog](${links.mcpCatalog.href})`,
     `- [Contact page](${links.home.href}): its form is the WebMCP tool \`${WEBMCP_TOOL_NAME}\`; the person checks it and presses Send`,
   ];

@@ -117,9 +117,10 @@ describe(`the service under ${PREFIX}, behind a proxy`, () => {
     const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
     expect(as.token_endpoint).toBe(`${publicUrl}/oauth/token`);
     expect(seen).toContain(`/.well-known/oauth-authorization-server${PREFIX} forwarded`);
-    const oidc = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
-    expect(oidc.issuer).toBe(publicUrl);
-    for (const resource of [`${publicUrl}/`, `${publicUrl}/mcp`]) {
+    // No OpenID provider, so no OpenID discovery document (docs/agent-auth.md).
+    const oidc = await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure });
+    expect(oidc.status).toBe(404);
+    for (const resource of [`${publicUrl}/`, `${publicUrl}/mcp`, `${publicUrl}/mcp/verified`]) {
       const identifier = new URL(resource);
       const metadata = await oauth.processResourceDiscoveryResponse(identifier, await oauth.resourceDiscoveryRequest(identifier, insecure));
       expect(metadata.authorization_servers).toEqual([publicUrl]);

@@ -245,6 +245,7 @@ describe('GET /llms.txt', () => {
     expect(text).toContain('Idempotency-Key');
     for (const path of [
       '/mcp',
+      '/mcp/verified',
       '/.well-known/mcp/server-card.json',
       '/.well-known/mcp/catalog.json',
       '/openapi.json',
@@ -262,6 +263,7 @@ describe('GET /llms.txt', () => {
       new Set([
         '/api/contact',
         '/mcp',
+        '/mcp/verified',
         '/.well-known/mcp/server-card.json',
         '/.well-known/mcp/catalog.json',
         '/openapi.json',

@@ -55,8 +55,9 @@ describe('llms.txt', () => {
     for (const path of ['/.well-known/api-catalog', '/openapi.json', '/docs', '/auth.md', '/.well-known/mcp/server-card.json', '/mcp']) {
       expect(links, path).toContain(`${base}${path}`);
     }
-    // The MCP endpoint answers POST only; every other link answers a GET.
-    for (const link of new Set(links)) if (link !== `${base}/mcp`) await expectLive(link);
+    // The MCP endpoints answer POST only; every other link answers a GET.
+    const mcp = new Set([`${base}/mcp`, `${base}/mcp/verified`]);
+    for (const link of new Set(links)) if (!mcp.has(link)) await expectLive(link);
   });
 });
 

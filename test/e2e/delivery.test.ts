@@ -425,6 +425,7 @@ describe('webhook', () => {
         receivedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         client_id: null,
         source: 'api',
+        agent: null,
       },
     });
   });

@@ -270,7 +270,9 @@ describe('the contact page for agents', () => {
         `${base}/.well-known/mcp/server-card.json`,
       ]),
     );
-    await expectReachable([...new Set(linked)].filter((url) => !url.endsWith('/mcp')).map((href) => ({ href })));
+    // The MCP endpoints answer POST only.
+    const reachable = [...new Set(linked)].filter((url) => !url.endsWith('/mcp') && !url.endsWith('/mcp/verified'));
+    await expectReachable(reachable.map((href) => ({ href })));
   });
 
   it.each([

@@ -511,6 +511,12 @@ describe('the HTTP endpoint', () => {
             supportedProtocolVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
             authentication: { required: false, schemes: ['bearer'] },
           },
+          {
+            type: 'streamable-http',
+            url: `${base}/mcp/verified`,
+            supportedProtocolVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
+            authentication: { required: true, schemes: ['bearer'] },
+          },
         ],
         serverInfo: { name: 'studio-inquiry', version: '1.0.0' },
         transport: { type: 'streamable-http', endpoint: '/mcp' },

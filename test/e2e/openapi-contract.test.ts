@@ -1,6 +1,8 @@
 // Contract test: every operation of /openapi.json over a socket, success and each error that can be
 // provoked, its status, content type, body (JSON Schema 2020-12) and headers checked against the document.
-// Three services: healthy (with SMTP, for claims), tiny rate limits (429s), a closed store (500s, 503).
+// Three services: healthy (with SMTP, for claims and sign-ins), tiny rate limits (429s), a closed
+// store (500s, 503); all three with SMTP, so that the sign-in routes exist on each.
+import { createHash, randomUUID } from 'node:crypto';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,14 +38,15 @@ beforeAll(async () => {
     env: { SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com', RATE_LIMIT_INQUIRIES: '100/h' },
   });
   const one = { max: 1, timeWindow: HOUR };
+  const mail = { SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com' };
   limited = await startTestApp({
     listen: true,
     startWorker: false,
-    env: { RATE_LIMIT_INQUIRIES: '1/h' },
+    env: { RATE_LIMIT_INQUIRIES: '1/h', ...mail },
     authRateLimits: { register: one, claim: one, token: one, revoke: one, authorize: one },
     challengeRateLimit: one,
   });
-  broken = await startTestApp({ listen: true, startWorker: false });
+  broken = await startTestApp({ listen: true, startWorker: false, env: mail });
   doc = (await (await fetch(`${main.baseUrl}/openapi.json`)).json()) as OpenApiDocument;
   ajv.addSchema({ ...doc, $id: 'openapi.json' });
 });
@@ -237,7 +240,9 @@ describe('discovery, documentation and the website', () => {
       '/api/health',
       '/.well-known/oauth-protected-resource',
       '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource/mcp/verified',
       '/.well-known/oauth-authorization-server',
+      '/assets/consent.css',
       '/.well-known/jwks.json',
       '/.well-known/api-catalog',
       '/.well-known/mcp/server-card.json',
@@ -379,8 +384,19 @@ describe('agent auth', () => {
   });
 });
 
+/** An access token for `resource` of an agent whose person proved an address (a completed claim). */
+async function personToken(resource: string, email: string): Promise<string> {
+  const { claim_token } = await register();
+  await post('/agent/claim', { claim_token, email });
+  const claimed = await post('/agent/claim', { claim_token, otp: await codeMailedTo(email) });
+  const assertion = (claimed.json as { identity_assertion: string }).identity_assertion;
+  return ((await postForm('/oauth/token', { grant_type: JWT_BEARER, assertion, resource })).json as { access_token: string }).access_token;
+}
+
 describe('MCP', () => {
-  const rpc = (body: unknown, headers: Record<string, string> = { accept: MCP_ACCEPT }) => post('/mcp', body, headers);
+  let path = '/mcp';
+  let signedIn: Record<string, string> = {};
+  const rpc = (body: unknown, headers: Record<string, string> = { accept: MCP_ACCEPT }) => post(path, body, { ...signedIn, ...headers });
   const initialize = {
     jsonrpc: '2.0',
     id: 1,
@@ -388,7 +404,10 @@ describe('MCP', () => {
     params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'contract', version: '1.0.0' } },
   };
 
-  it('POST /mcp: 200, 202, 400 (JSON-RPC), 403, 406, 413 and 415', async () => {
+  it.each(['/mcp', '/mcp/verified'])('POST %s: 200, 202, 400 (JSON-RPC), 403, 406, 413 and 415', async (endpoint) => {
+    path = endpoint;
+    const token = endpoint === '/mcp' ? null : await personToken(`${main.config.publicUrl}${endpoint}`, 'signed-in@example.com');
+    signedIn = token === null ? {} : { authorization: `Bearer ${token}` };
     expect(await rpc(initialize)).toMatchObject({
       status: 200,
       json: { jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'studio-inquiry' } } },
@@ -414,12 +433,32 @@ describe('MCP', () => {
       json: { error: 'origin_not_allowed' },
     });
     expect((await rpc(initialize, { accept: 'application/json' })).status).toBe(406);
-    expect(await post('/mcp', huge(129), { accept: MCP_ACCEPT })).toMatchObject({ status: 413, json: { error: 'payload_too_large' } });
-    expect((await postText('/mcp')).status).toBe(415);
+    expect(await rpc(huge(129))).toMatchObject({ status: 413, json: { error: 'payload_too_large' } });
+    expect((await rpc('hello', { accept: MCP_ACCEPT, 'content-type': 'text/plain' })).status).toBe(415);
+  });
+
+  it('POST /mcp/verified: 401 without a signed-in person, naming its resource metadata', async () => {
+    path = '/mcp/verified';
+    const metadata = `resource_metadata="${main.config.publicUrl}/.well-known/oauth-protected-resource/mcp/verified"`;
+    signedIn = {};
+    const none = await rpc(initialize);
+    expect(none).toMatchObject({ status: 401, json: { error: 'sign_in_required' } });
+    expect(none.headers.get('www-authenticate')).toBe(`Bearer ${metadata}`);
+    // An anonymous agent's token is valid, but no person stands behind it.
+    const { identity_assertion: assertion } = await register();
+    const anonymous = await postForm('/oauth/token', {
+      grant_type: JWT_BEARER,
+      assertion,
+      resource: `${main.config.publicUrl}/mcp/verified`,
+    });
+    signedIn = { authorization: `Bearer ${(anonymous.json as { access_token: string }).access_token}` };
+    const refused = await rpc(initialize);
+    expect(refused).toMatchObject({ status: 401, json: { error: 'sign_in_required' } });
+    expect(refused.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", ${metadata}`);
   });
 
   it('GET and DELETE /mcp and /api/contact: 405 with Allow: POST', async () => {
-    for (const path of ['/mcp', '/api/contact']) {
+    for (const path of ['/mcp', '/mcp/verified', '/api/contact']) {
       for (const method of ['GET', 'DELETE'] as const) {
         const response = await call({ method, path });
         expect(response.status).toBe(405);
@@ -429,11 +468,105 @@ describe('MCP', () => {
   });
 });
 
+describe('sign in with OAuth', () => {
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const verifier = 'v'.repeat(43);
+  const authorizeUrl = (clientId: string, extra: Record<string, string> = {}) =>
+    `/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      state: 'st',
+      ...extra,
+    })}`;
+  const consent = (form: Record<string, string>, cookie: string | null, app = main) =>
+    call({
+      app,
+      method: 'POST',
+      path: '/oauth/authorize',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie !== null && { cookie }) },
+      body: String(new URLSearchParams(form)),
+    });
+
+  it('POST /oauth/register: 201, 400, 413 and 429', async () => {
+    expect(await post('/oauth/register', { client_name: 'Host', redirect_uris: [redirectUri] })).toMatchObject({
+      status: 201,
+      json: { client_id: expect.stringMatching(/^mcp_/), token_endpoint_auth_method: 'none' },
+    });
+    expect(await post('/oauth/register', {})).toMatchObject({ status: 400, json: { error: 'invalid_client_metadata' } });
+    expect(await post('/oauth/register', { redirect_uris: ['http://elsewhere.example/cb'] })).toMatchObject({ status: 400 });
+    expect((await postText('/oauth/register')).status).toBe(400);
+    expect((await post('/oauth/register', huge(17))).status).toBe(413);
+    await post('/oauth/register', { redirect_uris: [redirectUri] }, {}, limited);
+    expect(await post('/oauth/register', { redirect_uris: [redirectUri] }, {}, limited)).toMatchObject({ status: 429 });
+  });
+
+  it('GET and POST /oauth/authorize: the consent page (200), the way back (303), refusals (400), 413 and 429; then the code grant', async () => {
+    const { client_id } = (await post('/oauth/register', { client_name: 'Host', redirect_uris: [redirectUri] })).json as {
+      client_id: string;
+    };
+    const page = await call({ path: '/oauth/authorize', url: authorizeUrl(client_id) });
+    expect(page.status).toBe(200);
+    const cookie = (page.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const request = /name="request" value="([^"]+)"/.exec(page.text)?.[1] as string;
+    expect(await consent({ request, action: 'send_code', email: 'signing-in@example.com' }, cookie)).toMatchObject({ status: 200 });
+    const approved = await consent({ request, action: 'approve', otp: await codeMailedTo('signing-in@example.com') }, cookie);
+    expect(approved.status).toBe(303);
+    const code = new URL(approved.headers.get('location') as string).searchParams.get('code') as string;
+    const tokens = await postForm('/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      client_id,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+    });
+    expect(tokens).toMatchObject({ status: 200, json: { refresh_token: expect.stringMatching(/^rt_/) } });
+    const refresh_token = (tokens.json as { refresh_token: string }).refresh_token;
+    expect(await post('/oauth/token', { grant_type: 'refresh_token', refresh_token, client_id })).toMatchObject({ status: 200 });
+    expect(await postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token, client_id })).toMatchObject({
+      status: 400,
+      json: { error: 'invalid_grant' },
+    });
+
+    expect((await call({ path: '/oauth/authorize', url: authorizeUrl(client_id, { response_type: 'token' }) })).status).toBe(303);
+    expect((await call({ path: '/oauth/authorize', url: authorizeUrl('mcp_unknown') })).status).toBe(400);
+    expect((await consent({ request, action: 'approve', otp: '123456' }, null)).status).toBe(400);
+    expect((await consent({ request, padding: 'x'.repeat(17 * 1024) }, cookie)).status).toBe(413);
+    for (const answers of [[400, 429]]) {
+      const limitedGet = () => call({ app: limited, path: '/oauth/authorize', url: authorizeUrl('mcp_unknown') });
+      expect([(await limitedGet()).status, (await limitedGet()).status]).toEqual(answers);
+      expect([(await consent({ request }, null, limited)).status, (await consent({ request }, null, limited)).status]).toEqual(answers);
+    }
+  });
+});
+
 describe('when the store fails', () => {
   it('health answers 503; contact, agent auth and a bearer on /mcp answer 500', async () => {
     const { identity_assertion: assertion } = await register(broken);
     const token = await postForm('/oauth/token', { grant_type: JWT_BEARER, assertion, resource: `${broken.config.publicUrl}/mcp` }, broken);
     const mcpToken = (token.json as { access_token: string }).access_token;
+    // A person's agent (as a completed claim leaves it), for /mcp/verified: broken sends no mail.
+    const base = broken.config.publicUrl;
+    const person = { clientUri: null, registrationType: 'verified_email', status: 'active', subject: null, issuer: null } as const;
+    await broken.services.store.auth.createClient({
+      ...person,
+      clientId: 'agt_person',
+      clientName: 'Person',
+      email: 'p@example.com',
+      createdAt: new Date(),
+    });
+    const personAssertion = await broken.services.keys.sign(
+      { iss: base, aud: base, sub: 'agt_person', client_id: 'agt_person', jti: randomUUID() },
+      { typ: 'JWT', expiresInSeconds: 600, now: new Date() },
+    );
+    const verifiedToken = await postForm(
+      '/oauth/token',
+      { grant_type: JWT_BEARER, assertion: personAssertion, resource: `${base}/mcp/verified` },
+      broken,
+    );
+    const personToken = (verifiedToken.json as { access_token: string }).access_token;
     await broken.services.store.close();
 
     expect(await call({ app: broken, path: '/api/health' })).toMatchObject({ status: 503, json: { error: 'store_unavailable' } });
@@ -446,6 +579,17 @@ describe('when the store fails', () => {
       json: { error: 'server_error' },
     });
     expect(await postForm('/oauth/revoke', { token: assertion }, broken)).toMatchObject({ status: 500, json: { error: 'server_error' } });
+    expect(await post('/oauth/register', { redirect_uris: ['http://127.0.0.1:1/cb'] }, {}, broken)).toMatchObject({
+      status: 500,
+      json: { error: 'server_error' },
+    });
+    const verified = await post(
+      '/mcp/verified',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { accept: MCP_ACCEPT, authorization: `Bearer ${personToken}` },
+      broken,
+    );
+    expect(verified).toMatchObject({ status: 500, json: { error: 'internal_error' } });
     expect(
       await post(
         '/mcp',

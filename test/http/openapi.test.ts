@@ -7,6 +7,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientMetadataSchema } from '../../src/auth/oauth-schemas.js';
 import {
   anonymousRegistrationSchema,
   claimSchema,
@@ -26,8 +27,12 @@ let testApp: TestApp;
 let served: OpenApiDocument;
 let built: OpenApiDocument;
 
+// With SMTP configured, so that every route is registered: the sign-in flow's only exist then.
 beforeAll(async () => {
-  testApp = await startTestApp({ startWorker: false, env: { PUBLIC_URL: 'https://studio.example' } });
+  testApp = await startTestApp({
+    startWorker: false,
+    env: { PUBLIC_URL: 'https://studio.example', SMTP_URL: 'smtp://127.0.0.1:2525', INQUIRY_TO: 'studio@example.com' },
+  });
   served = (await testApp.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   built = buildOpenApiDocument({ config: testApp.config, profile: testApp.profile });
 });
@@ -68,11 +73,12 @@ describe('GET /openapi.json', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('describes the optional bearer scheme on the contact and MCP endpoints only', () => {
+  it('describes the optional bearer scheme on the contact and MCP endpoints, and the required one on /mcp/verified', () => {
     expect(served.components.securitySchemes).toMatchObject({ bearer: { type: 'http', scheme: 'bearer' } });
     expect(served.security).toBeUndefined();
     for (const { path, method, operation } of operations(served)) {
-      const expected = (path === '/api/contact' || path === '/mcp') && method === 'post' ? [{}, { bearer: [] }] : undefined;
+      const optional = (path === '/api/contact' || path === '/mcp') && method === 'post' ? [{}, { bearer: [] }] : undefined;
+      const expected = path === '/mcp/verified' && method === 'post' ? [{ bearer: [] }] : optional;
       expect(operation.security, `${method} ${path}`).toEqual(expected);
     }
   });
@@ -96,7 +102,7 @@ describe('GET /openapi.json', () => {
     expect(texts.filter(({ text }) => template.test(text))).toEqual([]);
     const tokenRequest = served.components.schemas.JwtBearerTokenRequest as { properties: { resource: Json } };
     expect(tokenRequest.properties.resource.description).toBe(
-      'RFC 8707: https://studio.example/ (the default) or https://studio.example/mcp.',
+      'RFC 8707: https://studio.example/ (the default), https://studio.example/mcp or https://studio.example/mcp/verified (this one needs a signed-in person).',
     );
   });
 
@@ -127,6 +133,7 @@ describe('the schemas are the objects the routes validate with', () => {
       ['VerifiedEmailRegistration', verifiedEmailRegistrationSchema],
       ['IdJagRegistration', idJagRegistrationSchema],
       ['ClaimRequest', claimSchema],
+      ['OAuthClientMetadata', clientMetadataSchema],
     ] as const;
     for (const [name, source] of pairs) {
       expect(schema(name), name).toEqual(withoutId(source));
@@ -294,6 +301,11 @@ describe('route coverage', () => {
       ['post', '/oauth/token'],
       ['post', '/oauth/revoke'],
       ['post', '/mcp'],
+      ['post', '/mcp/verified'],
+      ['get', '/.well-known/oauth-protected-resource/mcp/verified'],
+      ['post', '/oauth/register'],
+      ['get', '/oauth/authorize'],
+      ['post', '/oauth/authorize'],
       ['get', '/openapi.json'],
       ['get', '/auth.md'],
     ] as const) {

@@ -1,4 +1,4 @@
-// CORS preflights from a page of an allowed origin: /mcp and /api/contact advertise only POST (their
+// CORS preflights from a page of an allowed origin: /mcp, /mcp/verified and /api/contact advertise only POST (their
 // GET and DELETE answer 405) and only the request headers each reads (no MCP session headers: the
 // server is stateless); the headers a page reads back include no session id either.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,8 +32,8 @@ const list = (value: string | string[] | number | undefined) =>
     .filter(Boolean);
 
 describe('CORS preflights', () => {
-  it('/mcp: POST only, with the MCP transport headers and no session ones', async () => {
-    const answer = await preflight('/mcp', 'POST', 'content-type, mcp-protocol-version, mcp-method, mcp-name, authorization');
+  it.each(['/mcp', '/mcp/verified'])('%s: POST only, with the MCP transport headers and no session ones', async (url) => {
+    const answer = await preflight(url, 'POST', 'content-type, mcp-protocol-version, mcp-method, mcp-name, authorization');
     expect(answer.statusCode).toBe(204);
     expect(answer.headers['access-control-allow-origin']).toBe(origin);
     expect(list(answer.headers['access-control-allow-methods'])).toEqual(['post']);
@@ -45,7 +45,7 @@ describe('CORS preflights', () => {
       'mcp-name',
     ]);
     // 405 for both, so a browser is never offered them.
-    for (const method of ['GET', 'DELETE']) expect((await testApp.app.inject({ method, url: '/mcp' })).statusCode).toBe(405);
+    for (const method of ['GET', 'DELETE']) expect((await testApp.app.inject({ method, url })).statusCode).toBe(405);
   });
 
   it("/api/contact: POST only, with the page's headers", async () => {
@@ -62,7 +62,7 @@ describe('CORS preflights', () => {
   });
 
   it('never advertises Mcp-Session-Id or Last-Event-ID, asked for or read back', async () => {
-    for (const url of ['/mcp', '/api/contact', '/api/contact/challenge']) {
+    for (const url of ['/mcp', '/mcp/verified', '/api/contact', '/api/contact/challenge']) {
       const answer = await preflight(url, 'POST', 'mcp-session-id, last-event-id');
       const advertised = [
         ...list(answer.headers['access-control-allow-headers']),

@@ -70,7 +70,10 @@ describe('webhook', () => {
     };
     expect(webhookPayload(inquiry).data).toMatchObject({ client_id: 'agt_123', company: null, source: 'api' });
     expect(webhookPayload({ ...inquiry, source: null }).data.source).toBeNull();
-    expect(webhookPayload({ ...inquiry, clientId: null }).data.client_id).toBeNull();
+    expect(webhookPayload({ ...inquiry, clientId: null }).data).toMatchObject({ client_id: null, agent: null });
+    const agent = { clientId: 'agt_123', name: 'Desk agent', verifiedEmail: 'person@example.com' };
+    expect(webhookPayload(inquiry, agent).data.agent).toEqual({ name: 'Desk agent', verified_email: 'person@example.com' });
+    expect(webhookPayload(inquiry, { ...agent, verifiedEmail: null }).data.agent).toEqual({ name: 'Desk agent', verified_email: null });
     // The event's time is the inquiry's receipt (Standard Webhooks), not the attempt's.
     expect(webhookPayload(inquiry).timestamp).toBe('2026-01-01T00:00:00.000Z');
   });

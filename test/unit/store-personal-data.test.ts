@@ -100,7 +100,36 @@ async function seed(store: Store): Promise<void> {
       tx,
     );
     await store.outbox.enqueueMessage({ id: 'msg-bob', to: 'bob@example.com', subject: 'Your code', body: 'code 222222' }, 'email', T0, tx);
+    const token = { clientId: 'mcp_host', resource: 'https://studio.example/mcp', scope: 'inquiry:write', status: 'active' } as const;
+    await store.oauth.createRefreshToken({ ...token, tokenHash: 'rt-ada', grantId: 'agt_ada', expiresAt: at(86_400), createdAt: T0 }, tx);
+    await store.oauth.createRefreshToken({ ...token, tokenHash: 'rt-bob', grantId: 'agt_bob', expiresAt: at(86_400), createdAt: T0 }, tx);
   });
+  // OAuth sign-ins: one that made Ada's registration its grant, one of hers still waiting for its code, one of Bob's.
+  const signIn = {
+    clientId: 'mcp_host',
+    redirectUri: 'http://127.0.0.1:1/cb',
+    codeChallenge: 'c'.repeat(43),
+    resource: 'https://studio.example/mcp',
+    scope: 'inquiry:write',
+    state: null,
+    csrfHash: 'a'.repeat(64),
+    otpHash: null,
+    otpExpiresAt: null,
+    failedAttempts: 0,
+    codeHash: null,
+    expiresAt: at(900),
+    createdAt: T0,
+  } as const;
+  await store.oauth.createAuthorization({ ...signIn, id: 'az-ada', status: 'redeemed', email: null, grantId: 'agt_ada' });
+  await store.oauth.createAuthorization({
+    ...signIn,
+    id: 'az-ada-2',
+    status: 'code_sent',
+    email: 'Ada.Lovelace@Gmail.com',
+    grantId: null,
+    createdAt: at(1),
+  });
+  await store.oauth.createAuthorization({ ...signIn, id: 'az-bob', status: 'redeemed', email: 'bob@example.com', grantId: 'agt_bob' });
 }
 
 /** Claims every due delivery and records an attempt of each: Ada's webhook fails with her address in the error. */
@@ -133,6 +162,8 @@ const TABLES = [
   'agent_clients',
   'agent_claims',
   'claim_code_sends',
+  'oauth_authorizations',
+  'oauth_refresh_tokens',
 ] as const;
 
 /** Rows per table, read straight from the database. */
@@ -185,8 +216,24 @@ describe.each(BACKENDS)('personal data on $name', ({ name, fresh }) => {
       { id: 'msg-ada', to: 'Ada.Lovelace@Gmail.com', body: '', deliveries: [{ status: 'succeeded' }] },
     ]);
     expect(found.codesMailed.map((send) => send.recipient).sort()).toEqual(['adalovelace@gmail.com', 'other@gmail.com']);
+    expect(found.signIns.map((held) => [held.status, held.grantId])).toEqual([
+      ['redeemed', 'agt_ada'],
+      ['code_sent', null],
+    ]);
+    expect(found.refreshTokens).toEqual([
+      {
+        grantId: 'agt_ada',
+        clientId: 'mcp_host',
+        resource: 'https://studio.example/mcp',
+        scope: 'inquiry:write',
+        status: 'active',
+        expiresAt: at(86_400),
+        createdAt: T0,
+      },
+    ]);
     const text = JSON.stringify(found);
-    for (const other of ['bob', 'INQ-BBBBB1', 'agt_bob', '222222']) expect(text).not.toContain(other);
+    // Nobody else's, and no secret's hash (a refresh token's).
+    for (const other of ['bob', 'INQ-BBBBB1', 'agt_bob', '222222', 'rt-']) expect(text).not.toContain(other);
     expect(await senderOf(personal, 'INQ-AAAAA2')).toEqual(ada);
     expect(await senderOf(personal, 'INQ-ZZZZZZ')).toBeUndefined();
   });
@@ -213,9 +260,19 @@ describe.each(BACKENDS)('personal data on $name', ({ name, fresh }) => {
       agentClaims: 3,
       serviceMails: 1,
       codesMailed: 2,
+      signIns: 2,
+      refreshTokens: 1,
     });
     expect(outcome.scrub).toEqual(name === 'SQLite' ? { dialect: 'sqlite', walEmptied: true } : { dialect: 'postgres' });
-    expect(await personal.find(ada)).toEqual({ inquiries: [], agentRegistrations: [], agentClaims: [], serviceMails: [], codesMailed: [] });
+    expect(await personal.find(ada)).toEqual({
+      inquiries: [],
+      agentRegistrations: [],
+      agentClaims: [],
+      serviceMails: [],
+      codesMailed: [],
+      signIns: [],
+      refreshTokens: [],
+    });
     expect(await personal.find(bob)).toEqual(bobBefore);
     expect(await rowCounts(opened.db)).toEqual({
       inquiries: before.inquiries - 2,
@@ -226,7 +283,12 @@ describe.each(BACKENDS)('personal data on $name', ({ name, fresh }) => {
       agent_clients: before.agent_clients - 1,
       agent_claims: before.agent_claims - 3,
       claim_code_sends: before.claim_code_sends - 2,
+      oauth_authorizations: before.oauth_authorizations - 2,
+      oauth_refresh_tokens: before.oauth_refresh_tokens - 1,
     });
+    // The webhook's health no longer quotes her address as its last error.
+    const health = await opened.db.selectFrom('delivery_successes').select(['channel', 'last_error']).orderBy('channel').execute();
+    expect(health.find((row) => row.channel === 'webhook')?.last_error ?? null).toBeNull();
     // The erased registration's credentials name a client that is no longer there.
     expect(await store.auth.findClient('agt_ada')).toBeUndefined();
     expect(await store.auth.findClient('agt_open')).toMatchObject({ status: 'active' });

@@ -1,7 +1,7 @@
-// POST /mcp: the MCP streamable-HTTP endpoint on the SDK's public API, stateless (a fresh server per
-// request, nothing kept between requests, so any number of instances can serve it): 2026-07-28
-// through createMcpHandler, the 2025 versions through a JSON-answering stateless transport; other
-// methods answer 405. Also the server card (src/mcp/server-card.ts) and the MCP catalog.
+// POST /mcp and /mcp/verified: the MCP streamable-HTTP endpoints on the SDK's public API, stateless
+// (a fresh server per request): 2026-07-28 through createMcpHandler, the 2025 versions through a
+// JSON-answering stateless transport; other methods answer 405. /mcp is open to every agent,
+// /mcp/verified requires a signed-in person. Also the server card and the MCP catalog.
 import {
   createMcpHandler,
   isJSONRPCErrorResponse,
@@ -12,8 +12,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AgentAuth } from '../../auth/service.js';
-import { type AuthUrls, authUrls } from '../../auth/urls.js';
+import type { AgentAuth, VerifiedPerson } from '../../auth/service.js';
+import { authUrls } from '../../auth/urls.js';
 import type { Config } from '../../config.js';
 import type { WindowLimiter } from '../../inquiries/rate-limit.js';
 import type { InquiryService } from '../../inquiries/service.js';
@@ -23,7 +23,7 @@ import { MCP_CATALOG_PATH, mcpCatalog, SERVER_CARD_MEDIA_TYPE, SERVER_CARD_PATHS
 import { allowsBatches, BATCH_VERSION } from '../../mcp/versions.js';
 import type { StudioProfile } from '../../studio/profile.js';
 import { prefers, varyOnAccept } from '../accept.js';
-import { bearerClient } from '../bearer.js';
+import { bearerClient, bearerToken } from '../bearer.js';
 import { InvalidBodyError, problem, refusal, sendProblem } from '../problems.js';
 
 /** An inquiry at its longest is ~11 KB; JSON-RPC framing and a batch of calls fit well within this. */
@@ -53,7 +53,7 @@ export interface McpRouteOptions {
   readonly config: Config;
   readonly profile: StudioProfile;
   readonly inquiries: InquiryService;
-  readonly auth: Pick<AgentAuth, 'authenticate'>;
+  readonly auth: Pick<AgentAuth, 'authenticate' | 'authenticatePerson'>;
   /** RATE_LIMIT_INQUIRIES, shared with POST /api/contact. */
   readonly limiter: WindowLimiter;
 }
@@ -72,10 +72,53 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
     }
   };
 
-  app.post(
-    '/mcp',
-    { bodyLimit: MCP_BODY_LIMIT_BYTES, errorHandler: jsonRpcParseError, onRequest: refuseForeignOrigin },
-    async (request, reply) => {
+  // MCP Authorization, "Authorization Server Discovery": a request without a signed-in person's
+  // token is answered 401 before its body is read, naming this resource's metadata (RFC 9728 §5.1).
+  const people = new WeakMap<FastifyRequest, VerifiedPerson>();
+  const requirePerson = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = bearerToken(request.headers.authorization);
+    const person = token === undefined ? null : await auth.authenticatePerson(token, urls.mcpVerifiedResource);
+    if (person !== null) return void people.set(request, person);
+    const error = token === undefined ? '' : 'error="invalid_token", ';
+    return sendProblem(
+      reply.header('www-authenticate', `Bearer ${error}resource_metadata="${urls.mcpVerifiedProtectedResourceMetadata}"`),
+      problem(401, 'sign_in_required', SIGN_IN_REQUIRED),
+    );
+  };
+
+  /** The caller of /mcp: a valid token's client, or anonymous (a refused token said so). */
+  const openCaller = async (request: FastifyRequest, reply: FastifyReply): Promise<Caller> =>
+    bearerClient(request.headers.authorization, reply, {
+      auth,
+      resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
+      audience: urls.mcpResource,
+    });
+  /** The caller of /mcp/verified: the person requirePerson found. */
+  const verifiedCaller = async (request: FastifyRequest): Promise<Caller> => {
+    const person = people.get(request);
+    if (person === undefined) throw new Error('/mcp/verified reached without its person');
+    return { clientId: person.clientId, trustedAgent: true, tokenRejected: false, verifiedEmail: person.email };
+  };
+
+  for (const { path, resource, caller, onRequest } of [
+    { path: MCP_PATH, resource: urls.mcpResource, caller: openCaller, onRequest: [refuseForeignOrigin] },
+    {
+      path: MCP_VERIFIED_PATH,
+      resource: urls.mcpVerifiedResource,
+      caller: verifiedCaller,
+      onRequest: [refuseForeignOrigin, requirePerson],
+    },
+  ]) {
+    serve(path, resource, caller, onRequest);
+  }
+
+  function serve(
+    path: string,
+    resource: string,
+    callerOf: (request: FastifyRequest, reply: FastifyReply) => Promise<Caller>,
+    onRequest: ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>)[],
+  ) {
+    app.post(path, { bodyLimit: MCP_BODY_LIMIT_BYTES, errorHandler: jsonRpcParseError, onRequest }, async (request, reply) => {
       const batch = Array.isArray(request.body);
       const messages: unknown[] = batch ? (request.body as unknown[]) : [request.body];
       const refused = batchRefusal(messages, batch, headerOf(request, 'mcp-protocol-version')) ?? notMessages(messages, batch);
@@ -84,16 +127,12 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       // MCP "Cancellation": a receiver MAY ignore a cancellation, and this one does. Within a batch
       // the SDK would drop the cancelled request's answer and, waiting for it, never answer at all.
       const body = batch ? messages.filter((message) => !isCancellation(message)) : request.body;
-      const caller = await bearerClient(request.headers.authorization, reply, {
-        auth,
-        resourceMetadataUrl: urls.mcpProtectedResourceMetadata,
-        audience: urls.mcpResource,
-      });
+      const caller = await callerOf(request, reply);
       const context: McpContext = { profile, urls, inquiries, limiter, clientAddress: request.ip, ...caller };
       // A client that hangs up is not waited for: its exchange is aborted and its server closed.
       const hangUp = new AbortController();
       reply.raw.once('close', () => hangUp.abort());
-      const answered = await answer(webRequest(request, urls, hangUp.signal), body, context);
+      const answered = await answer(webRequest(request, resource, hangUp.signal), body, context);
       if (answered === undefined || hangUp.signal.aborted) return reply.hijack();
       reply.code(answered.status);
       for (const [name, value] of answered.headers) reply.header(name, value);
@@ -101,8 +140,8 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       // JSON-RPC 2.0 §6: a batch is answered with an array, however many answers it has; the
       // transport sends a lone answer bare.
       return reply.send(batch && answered.status === 200 && text.startsWith('{') ? `[${text}]` : text === '' ? undefined : text);
-    },
-  );
+    });
+  }
 
   // Stateless: there is no stream to resume (GET), no session to end (DELETE) and nothing else to
   // do here. Answered before any body is read, so that a body of any kind gets this answer too.
@@ -112,8 +151,8 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
       problem(405, 'method_not_allowed', 'This MCP server is stateless: send JSON-RPC with POST.'),
     ),
   );
-  for (const method of MCP_NOT_ALLOWED) {
-    app.route({ method, url: '/mcp', onRequest: [refuseForeignOrigin, notAllowed], handler: notAllowed });
+  for (const url of [MCP_PATH, MCP_VERIFIED_PATH]) {
+    for (const method of MCP_NOT_ALLOWED) app.route({ method, url, onRequest: [refuseForeignOrigin, notAllowed], handler: notAllowed });
   }
 
   const publish = (reply: FastifyReply, body: unknown, type: string) =>
@@ -136,7 +175,15 @@ export async function mcpRoutes(app: FastifyInstance, { config, profile, inquiri
   app.get(MCP_CATALOG_PATH, async (_request, reply) => publish(reply, catalog, 'application/json'));
 }
 
-/** The methods answered 405 at /mcp (and HEAD, as GET's); the OpenAPI document lists them. */
+export const MCP_PATH = '/mcp';
+export const MCP_VERIFIED_PATH = '/mcp/verified';
+export const SIGN_IN_REQUIRED =
+  'This MCP endpoint requires a signed-in person: sign in with OAuth (the resource metadata named in WWW-Authenticate), ' +
+  'or use /mcp, which needs no sign-in.';
+
+type Caller = Pick<McpContext, 'clientId' | 'trustedAgent' | 'tokenRejected' | 'verifiedEmail'>;
+
+/** The methods answered 405 at /mcp and /mcp/verified (and HEAD, as GET's); the OpenAPI document lists them. */
 export const MCP_NOT_ALLOWED = ['GET', 'DELETE', 'PUT', 'PATCH'] as const;
 
 /**
@@ -226,13 +273,13 @@ function dropTaskMetadata(message: unknown): void {
 }
 
 /** The SDK's view of the request: the headers it reads (the body is handed over parsed). */
-function webRequest(request: FastifyRequest, urls: AuthUrls, signal: AbortSignal): Request {
+function webRequest(request: FastifyRequest, resource: string, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']) {
     const value = headerOf(request, name);
     if (value !== undefined) headers.set(name, value);
   }
-  return new Request(urls.mcpResource, { method: 'POST', headers, signal });
+  return new Request(resource, { method: 'POST', headers, signal });
 }
 
 /** A request header's value; several of the same name joined as Node joins them. */
