@@ -271,7 +271,10 @@ describe('AgentAuth', () => {
 
 describe('route coverage', () => {
   it('documents every route the app registers, and registers every route it documents', () => {
-    const registered = registeredRoutes(testApp.app);
+    // The studio's inbox (/inbox) is its web pages behind a sign-in (docs/inbox.md), not the API.
+    const all = registeredRoutes(testApp.app);
+    expect(all).toContain('GET /inbox');
+    const registered = new Set([...all].filter((route) => !/^[A-Z]+ \/inbox(?:\/|$)/.test(route)));
     expect(registered.size).toBeGreaterThan(20);
     const documented = new Set(
       operations(served).flatMap(({ path, method, operation }) =>
