@@ -1,8 +1,10 @@
 // The delivery alerts (docs/delivery.md, "Health and alerts"): when a channel alerts (health.ts), the
 // studio is told through the other channel, once per outage and at most once an hour, and once more
 // when it recovers. The state is in the database, decided under a lock: one alert for all instances.
+
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { type PeriodicCheck, periodicCheck } from '../periodic.js';
 import type { DeliveryAlertState, ServiceMessage, Store } from '../storage/ports.js';
 import { ALERT_EVENT_TYPE, type AlertNews, alertEvent, alertMail } from './alert-text.js';
 import { type ChannelHealth, deliveryHealth } from './health.js';
@@ -79,14 +81,7 @@ export interface DeliveryAlertsOptions {
   readonly onQueued?: (alert: QueuedAlert) => void;
 }
 
-export interface DeliveryAlerts {
-  /** Looks at once, then every interval. */
-  start(): void;
-  /** Looks once now; resolves when done, never rejects. */
-  check(): Promise<void>;
-  /** Stops looking and waits for a look under way. */
-  stop(): Promise<void>;
-}
+export type DeliveryAlerts = PeriodicCheck;
 
 const DEFAULT_CHECK_INTERVAL_MS = 60_000;
 
@@ -113,8 +108,6 @@ export function createDeliveryAlerts(options: DeliveryAlertsOptions): DeliveryAl
     (error) => logger.warn({ err: error }, 'could not check the delivery health; will try again every minute'),
     () => logger.info('the delivery health can be checked again'),
   );
-  let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | undefined;
 
   const look = async (): Promise<void> => {
     try {
@@ -135,24 +128,5 @@ export function createDeliveryAlerts(options: DeliveryAlertsOptions): DeliveryAl
     }
   };
 
-  const check = (): Promise<void> => {
-    running ??= look().finally(() => {
-      running = null;
-    });
-    return running;
-  };
-
-  return {
-    start() {
-      if (timer !== undefined || channels.length === 0) return;
-      void check();
-      timer = setInterval(() => void check(), options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS).unref();
-    },
-    check,
-    async stop() {
-      clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  return periodicCheck(look, options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS, channels.length > 0);
 }

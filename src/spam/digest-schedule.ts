@@ -1,6 +1,8 @@
 // The quarantine digest on its daily schedule (SPAM_DIGEST, docs/spam.md): each instance looks every
 // minute whether the day's digest is due and not yet taken; the database lets one instance take it.
+
 import type { Logger } from 'pino';
+import { type PeriodicCheck, periodicCheck } from '../periodic.js';
 import type { Store } from '../storage/ports.js';
 import { type DigestOutcome, type DigestRoute, digestPeriod, queueDigest } from './digest.js';
 
@@ -18,14 +20,8 @@ export interface DigestScheduleOptions {
   readonly onQueued?: (outcome: Extract<DigestOutcome, { kind: 'queued' }>) => void;
 }
 
-export interface DigestSchedule {
-  /** Looks at once, then every interval. Does nothing when the digest is off or has nowhere to go. */
-  start(): void;
-  /** Looks once now (the interval's work); resolves when done, never rejects. */
-  check(): Promise<void>;
-  /** Stops looking and waits for a look under way. */
-  stop(): Promise<void>;
-}
+/** Its start does nothing when the digest is off or has nowhere to go. */
+export type DigestSchedule = PeriodicCheck;
 
 const DEFAULT_CHECK_INTERVAL_MS = 60_000;
 
@@ -35,8 +31,6 @@ export function createDigestSchedule(options: DigestScheduleOptions): DigestSche
   /** The last period this instance saw taken: nothing to ask the database until the next. */
   let done: string | null = null;
   let failing = false;
-  let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | undefined;
 
   const look = async (): Promise<void> => {
     if (route === null || hourUtc === null) return;
@@ -59,24 +53,5 @@ export function createDigestSchedule(options: DigestScheduleOptions): DigestSche
     }
   };
 
-  const check = (): Promise<void> => {
-    running ??= look().finally(() => {
-      running = null;
-    });
-    return running;
-  };
-
-  return {
-    start() {
-      if (route === null || hourUtc === null || timer !== undefined) return;
-      void check();
-      timer = setInterval(() => void check(), options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS).unref();
-    },
-    check,
-    async stop() {
-      clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  return periodicCheck(look, options.checkIntervalMs ?? DEFAULT_CHECK_INTERVAL_MS, route !== null && hourUtc !== null);
 }
