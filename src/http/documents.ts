@@ -1,7 +1,14 @@
 // Fixed documents served with a strong validator, and assets linked by content version: the
 // contact page's, the inbox's and the API reference's.
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** The stylesheet every page of the service links before its own (src/web/base.css), served at /assets/base.css. */
+export async function baseStylesheetUrl(root: string): Promise<string> {
+  const { version } = versionedAsset(await readFile(new URL('../web/base.css', import.meta.url)), '');
+  return `${root}/assets/base.css?v=${version}`;
+}
 
 /** Assets are linked with ?v=<content hash>: such a URL never changes content, so it is cached for a year. */
 const VERSIONED_ASSET_CACHE = 'public, max-age=31536000, immutable';

@@ -6,18 +6,19 @@ import { escapeHtml as e } from './html.js';
 export interface ConsentPageOptions {
   readonly studioName: string;
   /** The stylesheet's path (base path included). */
-  readonly css: string;
+  /** The stylesheets, in order (base.css, then the page's). */
+  readonly css: readonly string[];
   /** Where the form posts (base path included). */
   readonly action: string;
 }
 
-const layout = (title: string, css: string, body: string) => `<!doctype html>
+const layout = (title: string, css: readonly string[], body: string) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${e(title)}</title>
-<link rel="stylesheet" href="${e(css)}">
+${css.map((sheet) => `<link rel="stylesheet" href="${e(sheet)}">`).join('\n')}
 </head>
 <body>
 <main>

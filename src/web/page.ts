@@ -9,7 +9,8 @@ import { WEBMCP_TOOL_NAME } from './texts.js';
 
 export interface PageAssets {
   /** Versioned paths (…?v=<content hash>), base path included, of the stylesheet, the scripts (in order) and the icon. */
-  readonly css: string;
+  /** The stylesheets, in order (base.css, then the page's). */
+  readonly css: readonly string[];
   readonly js: readonly string[];
   readonly icon: string;
   /** The proof-of-work worker, versioned likewise. */
@@ -107,7 +108,7 @@ export function renderContactPage(profile: StudioProfile, publicUrl: string, ass
 <meta name="theme-color" content="#f6f5f1">
 <link rel="canonical" href="${e(publicUrl)}/">
 <link rel="icon" href="${e(assets.icon)}" type="image/svg+xml">
-<link rel="stylesheet" href="${e(assets.css)}">
+${assets.css.map((css) => `<link rel="stylesheet" href="${e(css)}">`).join('\n')}
 ${assets.js.map((js) => `<script src="${e(js)}"></script>`).join('\n')}
 </head>
 <body>

@@ -70,7 +70,7 @@ describe(`the service under ${PREFIX}, behind a proxy`, () => {
       expect(requests.map(({ url }) => new URL(url).pathname).every((path) => path.startsWith(`${PREFIX}/`))).toBe(true);
       expect(requests.filter(({ status }) => status !== 200)).toEqual([]);
       expect(requests.map(({ url }) => new URL(url).pathname)).toEqual(
-        expect.arrayContaining([`${PREFIX}/assets/site.css`, `${PREFIX}/assets/site.js`]),
+        expect.arrayContaining([`${PREFIX}/assets/base.css`, `${PREFIX}/assets/site.css`, `${PREFIX}/assets/site.js`]),
       );
       for (const link of ['API reference', 'Agent auth', 'llms.txt']) {
         expect(await page.getByRole('link', { name: link }).getAttribute('href')).toMatch(new RegExp(`^${PREFIX}/`));

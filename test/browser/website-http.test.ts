@@ -56,7 +56,7 @@ describe('GET /', () => {
     expect(scripts).toEqual(
       ['counter', 'signals', 'site'].map((name) => expect.stringMatching(new RegExp(`^/assets/${name}\\.js\\?v=[0-9a-f]{12}$`))),
     );
-    expect(styles).toEqual([expect.stringMatching(/^\/assets\/site\.css\?v=[0-9a-f]{12}$/)]);
+    expect(styles).toEqual(['base', 'site'].map((name) => expect.stringMatching(new RegExp(`^/assets/${name}\\.css\\?v=[0-9a-f]{12}$`))));
     // The only absolute addresses: the canonical link and the studio's own website.
     expect(new Set(urlsIn(html))).toEqual(new Set([`${BASE}/`, exampleStudioProfile.website.replace(/\/?$/, '/')]));
   });
@@ -131,6 +131,7 @@ describe('GET /', () => {
 
 describe('assets', () => {
   const types: Record<keyof typeof ASSET_FILES, RegExp> = {
+    'base.css': /^text\/css; charset=utf-8$/,
     'site.css': /^text\/css; charset=utf-8$/,
     'counter.js': /^text\/javascript; charset=utf-8$/,
     'signals.js': /^text\/javascript; charset=utf-8$/,

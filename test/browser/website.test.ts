@@ -491,7 +491,7 @@ describe('the contact page', () => {
     expect(await confirmation(page)).toMatch(REFERENCE_IN_TEXT);
 
     const paths = session.requests.map((r) => new URL(r.url).pathname);
-    expect(paths).toEqual(expect.arrayContaining(['/', '/assets/site.css', '/assets/site.js', '/api/contact']));
+    expect(paths).toEqual(expect.arrayContaining(['/', '/assets/base.css', '/assets/site.css', '/assets/site.js', '/api/contact']));
     expect(session.requests.filter((r) => new URL(r.url).origin !== base).map((r) => r.url)).toEqual([]);
     expect(session.consoleErrors).toEqual([]);
     expect(session.pageErrors).toEqual([]);

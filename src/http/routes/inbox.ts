@@ -9,7 +9,7 @@ import type { InboxService } from '../../inbox/service.js';
 import type { StudioProfile } from '../../studio/profile.js';
 import { alertBanner, healthSection } from '../../web/inbox/health.js';
 import { messagePage } from '../../web/inbox/layout.js';
-import { sendVersionedAsset } from '../documents.js';
+import { baseStylesheetUrl, sendVersionedAsset } from '../documents.js';
 import { readInboxAssets } from '../inbox/assets.js';
 import { type InboxHttp, pageContext, sendHtml } from '../inbox/context.js';
 import { sessionCookie } from '../inbox/cookies.js';
@@ -47,7 +47,7 @@ export async function inboxRoutes(app: FastifyInstance, options: InboxRouteOptio
     root,
     origin: new URL(options.config.publicUrl).origin,
     cookie: sessionCookie(options.config.publicUrl, root),
-    assets: { css: assetUrl('inbox.css'), js: assetUrl('inbox.js') },
+    assets: { css: [await baseStylesheetUrl(basePath(options.config.publicUrl)), assetUrl('inbox.css')], js: assetUrl('inbox.js') },
     health: async () => healthSection(await options.service.health()),
   };
   const banner = async () => alertBanner(await options.service.health(), root);

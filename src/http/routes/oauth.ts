@@ -11,6 +11,7 @@ import { AUTH_BODY_LIMIT_BYTES, AUTH_RATE_LIMITS, type AuthRateLimits, type Rate
 import type { OAuthClients } from '../../auth/oauth-clients.js';
 import { basePath } from '../../auth/urls.js';
 import { renderConsentPage, renderRefusalPage } from '../../web/consent-page.js';
+import { baseStylesheetUrl } from '../documents.js';
 import { registerFormParser } from '../form-body.js';
 
 const CONSENT_CSS = new URL('../../web/consent.css', import.meta.url);
@@ -42,7 +43,7 @@ export async function oauthRoutes(app: FastifyInstance, options: OAuthRouteOptio
   // RFC 6265bis §4.1.3.2: __Host- pins the cookie to this host over https.
   const cookieName = secure ? '__Host-oauth-browser' : 'oauth-browser';
   const css = await readFile(CONSENT_CSS);
-  const page = { studioName, css: `${root}/assets/consent.css`, action: `${root}/oauth/authorize` };
+  const page = { studioName, css: [await baseStylesheetUrl(root), `${root}/assets/consent.css`], action: `${root}/oauth/authorize` };
   registerFormParser(app);
 
   app.get('/assets/consent.css', async (_request, reply) =>

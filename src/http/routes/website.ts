@@ -27,6 +27,7 @@ import {
 const WEB_DIR = new URL('../../web/', import.meta.url);
 
 export const ASSET_FILES = {
+  'base.css': 'text/css; charset=utf-8',
   'site.css': 'text/css; charset=utf-8',
   'counter.js': JS_TYPE,
   'signals.js': JS_TYPE,
@@ -53,7 +54,7 @@ export async function websiteRoutes(app: FastifyInstance, { config, profile }: W
   const scripts = [assetUrl('counter.js'), assetUrl('signals.js'), assetUrl('site.js')];
   const page = document(
     renderContactPage(profile, config.publicUrl, {
-      css: assetUrl('site.css'),
+      css: [assetUrl('base.css'), assetUrl('site.css')],
       js: scripts,
       icon: assetUrl('favicon.svg'),
       powWorker: `${root}/assets/pow/${POW_WORKER}?v=${powVersion}`,

@@ -4,7 +4,8 @@ import { escapeHtml as e, oneLine } from '../html.js';
 
 export interface InboxAssets {
   /** Versioned paths of the stylesheet and the script, base path included. */
-  readonly css: string;
+  /** The stylesheets, in order (base.css, then the inbox's). */
+  readonly css: readonly string[];
   readonly js: string;
 }
 
@@ -47,7 +48,7 @@ export function renderPage(context: PageContext, { title, body, current, banner 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <title>${e(title)} — Inbox of ${studio}</title>
-<link rel="stylesheet" href="${e(context.assets.css)}">
+${context.assets.css.map((css) => `<link rel="stylesheet" href="${e(css)}">`).join('\n')}
 <script src="${e(context.assets.js)}" defer></script>
 </head>
 <body>
