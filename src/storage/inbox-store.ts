@@ -10,12 +10,14 @@ import type { Database } from './schema.js';
 
 const DAY_MS = 86_400_000;
 
-type Row = Selectable<Database['inquiries']> & { agent_name: string | null };
+type Row = Selectable<Database['inquiries']> & { agent_name: string | null; agent_email: string | null; agent_status: string | null };
 
 const toEntry = (row: Row): InboxEntry => ({
   inquiry: toInquiry(row),
   status: row.verdict === 'spam' ? 'spam' : row.inbox_state,
   agentName: row.agent_name,
+  // A pending registration's address is not proved yet (src/auth/agent-identity.ts).
+  agentVerifiedEmail: row.agent_status === 'pending' ? null : row.agent_email,
 });
 
 const toSession = (row: Database['inbox_sessions']): InboxSessionRecord => ({
@@ -38,7 +40,7 @@ export function createInboxStore({ db, dialect }: OpenDatabase): InboxStore {
       .selectFrom('inquiries')
       .leftJoin('agent_clients', 'agent_clients.client_id', 'inquiries.client_id')
       .select(INQUIRY_COLUMNS.map((column) => `inquiries.${column}` as const))
-      .select('agent_clients.client_name as agent_name');
+      .select(['agent_clients.client_name as agent_name', 'agent_clients.email as agent_email', 'agent_clients.status as agent_status']);
 
   const statusFilter = (status: InboxQuery['status']) => (eb: ExpressionBuilder<Database, 'inquiries'>) => {
     if (status === 'spam') return eb('inquiries.verdict', '=', 'spam');

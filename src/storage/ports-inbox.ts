@@ -46,6 +46,8 @@ export interface InboxEntry {
   readonly status: InboxStatus;
   /** The name the agent that sent it registered, if an agent did. */
   readonly agentName: string | null;
+  /** The address the agent's person proved, if one did (an OAuth sign-in, a claim, an ID-JAG). */
+  readonly agentVerifiedEmail: string | null;
 }
 
 /** One inquiry with everything its page shows. */

@@ -104,9 +104,20 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
     await insert({ ...inquiry('INQ-AAAAB1', T0), clientId: 'client-1', source: 'mcp' });
     await store.outbox.enqueue(['INQ-AAAAB1'], ['email'], T0);
     const found = await inbox.find('INQ-AAAAB1');
-    expect(found).toMatchObject({ agentName: 'Travel Agent', status: 'new', judgement: { verdict: 'inbox' } });
+    expect(found).toMatchObject({ agentName: 'Travel Agent', agentVerifiedEmail: null, status: 'new', judgement: { verdict: 'inbox' } });
     expect(found?.deliveries.map((delivery) => delivery.channel)).toEqual(['email']);
     expect(await inbox.find('INQ-NOSUCH')).toBeUndefined();
+  });
+
+  it("says whose address an agent's person proved, and not one still pending", async () => {
+    await open();
+    const client = { clientUri: null, registrationType: 'verified_email', subject: null, issuer: null, createdAt: T0 } as const;
+    await store.auth.createClient({ ...client, clientId: 'c-proved', clientName: 'Proved', status: 'active', email: 'ada@example.com' });
+    await store.auth.createClient({ ...client, clientId: 'c-pending', clientName: 'Pending', status: 'pending', email: 'eve@example.com' });
+    await insert({ ...inquiry('INQ-AAAAC1', T0), clientId: 'c-proved', source: 'mcp' });
+    await insert({ ...inquiry('INQ-AAAAC2', T0), clientId: 'c-pending', source: 'mcp' });
+    expect((await inbox.find('INQ-AAAAC1'))?.agentVerifiedEmail).toBe('ada@example.com');
+    expect((await inbox.find('INQ-AAAAC2'))?.agentVerifiedEmail).toBeNull();
   });
 
   it('counts inquiries per UTC day and source', async () => {

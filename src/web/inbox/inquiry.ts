@@ -48,7 +48,7 @@ ${table}
 }
 
 export function inquiryPage(context: PageContext, full: InquiryInFull, done?: DoneNote, banner = ''): string {
-  const { inquiry, status, agentName, judgement, deliveries, attempts } = full;
+  const { inquiry, status, agentName, agentVerifiedEmail, judgement, deliveries, attempts } = full;
   const ref = inquiry.reference;
   const reply = `${mailtoUrl(inquiry.email)}?subject=${encodeURIComponent(`Re: your inquiry ${ref}`)}`;
   const reasons =
@@ -88,7 +88,7 @@ ${row('Received', timeTag(inquiry.receivedAt))}
 ${row('Name', e(fullName(inquiry)))}
 ${row('Email', `<a href="${e(mailtoUrl(inquiry.email))}">${e(inquiry.email)}</a>`)}
 ${row('Company', inquiry.company === null ? '<span class="muted">none given</span>' : e(inquiry.company))}
-${row('Source', sourceText(inquiry, agentName))}
+${row('Source', sourceText(inquiry, agentName, agentVerifiedEmail))}
 ${inquiry.clientId === null ? '' : row('Agent client ID', `<code>${e(inquiry.clientId)}</code>`)}
 ${row('Verdict', verdict + reasons)}
 </dl>

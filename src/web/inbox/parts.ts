@@ -20,9 +20,10 @@ export function timeTag(date: Date): string {
 }
 
 /** Where it came from, and the agent's name when an agent sent it. */
-export function sourceText(inquiry: Pick<InquiryRecord, 'source'>, agentName: string | null): string {
+export function sourceText(inquiry: Pick<InquiryRecord, 'source'>, agentName: string | null, verifiedEmail: string | null = null): string {
   const door = inquiry.source ? SOURCE_NAMES[inquiry.source] : 'unknown';
-  return agentName ? `${e(door)}, agent ${e(agentName)}` : e(door);
+  const person = verifiedEmail ? ` (its person verified as ${e(verifiedEmail)})` : '';
+  return agentName ? `${e(door)}, agent ${e(agentName)}${person}` : e(door);
 }
 
 /** A delivery's state in a word or two. */
