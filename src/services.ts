@@ -27,6 +27,7 @@ import { createInboxService, type InboxService } from './inbox/service.js';
 import { createInquiryService, type InquiryService } from './inquiries/service.js';
 import { createMaintenance, type Maintenance } from './maintenance.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { contentReader as spamContentReader } from './spam/content-reader.js';
 import { digestRoute } from './spam/digest.js';
 import { createDigestSchedule, type DigestSchedule } from './spam/digest-schedule.js';
 import { loadProofOfWork, type ProofOfWork } from './spam/proof-of-work.js';
@@ -215,12 +216,13 @@ export async function createServices(
     },
     ...(options.clientMetadata && { clientMetadata: options.clientMetadata }),
   });
+  const contentReader = config.spamFilter ? spamContentReader() : null;
   const inquiries = createInquiryService({
     store,
     channels: channels.map((channel) => channel.name),
     onEnqueued: () => worker.enqueued(),
     onAccepted: (outcome) => metrics.inquiries.inc({ outcome }),
-    spamFilter: config.spamFilter,
+    spamFilter: config.spamFilter && contentReader && { ...config.spamFilter, reader: contentReader },
     onJudged: (judgement) => metrics.judged(judgement),
     ...(options.now && { now: options.now }),
   });
@@ -297,6 +299,7 @@ export async function createServices(
       await digests.stop();
       await alerts.stop();
       await worker.stop();
+      await contentReader?.close();
       await Promise.all(channels.map((channel) => channel.close?.()));
       await store.close();
       redis?.disconnect();

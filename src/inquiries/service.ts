@@ -3,9 +3,10 @@
 // and MCP, call this one function.
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, IdempotencyKeyError, InquiryNotStoredError, ValidationError } from '../errors.js';
+import { type ContentReader, inProcessReader } from '../spam/content-reader.js';
 import { bodyHashOf, otherSenders, REPEAT_SENDERS_COUNTED, REPEAT_WINDOW_MS, senderOf } from '../spam/repeats.js';
 import type { ProofSignal, SpamSignals } from '../spam/types.js';
-import { decide, readContent } from '../spam/verdict.js';
+import { decide } from '../spam/verdict.js';
 import { GroupCommitter } from '../storage/group-commit.js';
 import type { IdempotencyEntry, InquiryJudgement, InquiryRecord, InquirySource, Store, Tx } from '../storage/ports.js';
 import { ajv, type FieldError, toFieldErrors } from '../validation/ajv.js';
@@ -61,8 +62,11 @@ export interface InquiryServiceDeps {
   readonly onAccepted?: (outcome: AcceptedAs) => void;
   /** Draws a random inquiry reference (newReference; a test may make them collide). */
   readonly drawReference?: () => string;
-  /** SPAM_FILTER: new inquiries are judged with this threshold (docs/spam.md); null or left out = all inbox. */
-  readonly spamFilter?: { readonly threshold: number } | null;
+  /**
+   * SPAM_FILTER: new inquiries are judged with this threshold (docs/spam.md), their content read by
+   * `reader` (in-process unless given); null or left out = all inbox.
+   */
+  readonly spamFilter?: { readonly threshold: number; readonly reader?: ContentReader } | null;
   /** Called for every new inquiry committed, with its judgement (metrics). */
   readonly onJudged?: (judgement: InquiryJudgement) => void;
 }
@@ -121,7 +125,7 @@ export function createInquiryService({
       clientId: options.clientId ?? null,
       source: options.source ?? 'api',
       bodyHash: bodyHashOf(input.message),
-      judge: judgementOf(input, {
+      judge: await judgementOf(input, {
         proof: options.proof ?? 'missing',
         honeypot: options.honeypot ?? false,
         trustedAgent: options.trustedAgent ?? false,
@@ -253,10 +257,14 @@ export function createInquiryService({
    * The spam rules' judgement (docs/spam.md) once the repeats are counted, or none with the filter
    * off. The content is read now, outside the batch's transaction.
    */
-  function judgementOf(inquiry: InquiryInput, signals: Omit<SpamSignals, 'repeatedFromOtherAddresses'>): Submission['judge'] {
+  async function judgementOf(
+    inquiry: InquiryInput,
+    signals: Omit<SpamSignals, 'repeatedFromOtherAddresses'>,
+  ): Promise<Submission['judge']> {
     if (spamFilter === null) return undefined;
     const company = inquiry.company?.trim() ? inquiry.company : null;
-    const content = readContent({ ...inquiry, company });
+    const { firstName, lastName, email, message } = inquiry;
+    const content = await (spamFilter.reader ?? inProcessReader).read({ firstName, lastName, email, company, message });
     return (repeatedFromOtherAddresses) => decide(content, { ...signals, repeatedFromOtherAddresses }, { threshold: spamFilter.threshold });
   }
 
