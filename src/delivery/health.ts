@@ -27,7 +27,8 @@ export interface ChannelHealth {
   readonly reason: AlertReason | null;
 }
 
-const NOTHING_KNOWN = (channel: string): ChannelHealthFacts => ({
+/** What the store says of a channel no delivery has used yet. */
+export const NOTHING_KNOWN = (channel: string): ChannelHealthFacts => ({
   channel,
   waiting: 0,
   retrying: 0,

@@ -2,7 +2,7 @@
 // with the counts of its backlog (Outbox.health; docs/delivery.md, "Health and alerts").
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { ChannelHealthFacts } from './ports.js';
-import type { Database } from './schema.js';
+import type { Database, DeliverySuccessesTable } from './schema.js';
 
 /** A recorded attempt, as the channel's health counts it. */
 export interface RecordedAttempt {
@@ -12,17 +12,8 @@ export interface RecordedAttempt {
   readonly error: string | null;
 }
 
-interface ChannelRow {
-  channel: string;
-  count: number;
-  last_success_at: number | null;
-  last_failure_at: number | null;
-  last_error: string | null;
-  failing_since: number | null;
-}
-
 /** One channel's attempts of a batch, summed up as its row would be if they were all it ever had. */
-export function summarise(channel: string, attempts: readonly RecordedAttempt[]): ChannelRow {
+export function summarise(channel: string, attempts: readonly RecordedAttempt[]): DeliverySuccessesTable {
   let lastSuccess: number | null = null;
   let lastFailure: RecordedAttempt | null = null;
   for (const attempt of attempts) {

@@ -2,24 +2,13 @@
 // fails, and when it alerts (failing for 15 minutes, or a delivery given up since its last success).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { alertReason, deliveryHealth, FAILING_ALERT_MS, judgeChannel } from '../../src/delivery/health.js';
+import { alertReason, deliveryHealth, FAILING_ALERT_MS, judgeChannel, NOTHING_KNOWN } from '../../src/delivery/health.js';
 import { type RecordedAttempt, summarise } from '../../src/storage/channel-health.js';
 import type { ChannelHealthFacts } from '../../src/storage/ports.js';
 
 const now = new Date('2026-11-27T14:05:00Z');
 const ago = (ms: number) => new Date(now.getTime() - ms);
-const facts = (overrides: Partial<ChannelHealthFacts> = {}): ChannelHealthFacts => ({
-  channel: 'webhook',
-  waiting: 0,
-  retrying: 0,
-  dead: 0,
-  failed: 0,
-  lastGivenUpAt: null,
-  lastSuccessAt: null,
-  lastFailure: null,
-  failingSince: null,
-  ...overrides,
-});
+const facts = (overrides: Partial<ChannelHealthFacts> = {}): ChannelHealthFacts => ({ ...NOTHING_KNOWN('webhook'), ...overrides });
 
 describe('judgeChannel', () => {
   it('reports a channel never used as healthy, with nothing pending and no error', () => {
