@@ -25,6 +25,14 @@ export function agentIdentityOf(client: Pick<AgentClient, 'clientId' | 'clientNa
   };
 }
 
+/**
+ * A person stands behind the agent (it was claimed): an address proved, or an ID-JAG from a trusted
+ * issuer, which may carry no address. Its inquiries are not judged on content (docs/spam.md).
+ */
+export function personVerified(client: Pick<AgentClient, 'status' | 'registrationType' | 'email'>): boolean {
+  return client.status !== 'pending' && (client.registrationType === 'id-jag' || client.email !== null);
+}
+
 /** Looks up the agent behind an inquiry's client id; null for none, or one no longer on file (erased). */
 export function agentIdentities(store: Pick<Store, 'auth'>): AgentIdentities {
   return async (clientId) => {

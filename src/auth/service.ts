@@ -5,6 +5,7 @@ import { decodeJwt, type JWTPayload } from 'jose';
 import { ValidationError } from '../errors.js';
 import type { AgentClient, Store, Tx } from '../storage/ports.js';
 import { ajv, toFieldErrors } from '../validation/ajv.js';
+import { personVerified } from './agent-identity.js';
 import type { Claims } from './claims.js';
 import { codeLocks } from './code-limits.js';
 import { AgentAuthError, OAuthError } from './errors.js';
@@ -348,8 +349,7 @@ export function createAgentAuth({ store: db, claims, keys, urls, idJag, now = ()
     if (await store.isTokenRevoked(payload.jti)) return null;
     const client = await store.findClient(payload.sub);
     if (client?.status !== 'active') return null;
-    const claimed = client.registrationType === 'id-jag' || client.email !== null;
-    return { clientId: client.clientId, scope, claimed, email: client.email };
+    return { clientId: client.clientId, scope, claimed: personVerified(client), email: client.email };
   }
 
   /** For a resource that requires sign-in: the person a valid access token stands for (a verified email), or null. */

@@ -1,6 +1,7 @@
 // The notification mail's words, in its text and HTML parts alike (docs/delivery.md, "Email"): the
 // person, company and message first, then when (in the studio's time zone), where it came from, the
 // reference, a reply link and the inquiry in the inbox. Pure: every field escaped or kept to one line.
+import { personVerified } from '../auth/agent-identity.js';
 import { SOURCE_NAMES } from '../inquiries/source.js';
 import type { AgentClient, InquiryRecord } from '../storage/ports.js';
 import { escapeHtml, headerSafe } from './mail-text.js';
@@ -25,8 +26,7 @@ export interface InquiryMailContext {
 /** An agent's name and whether a person stands behind it: an active registration with a verified address. */
 export function agentLabel(client: AgentClient | undefined): AgentLabel | null {
   if (client === undefined) return null;
-  const verified = client.status === 'active' && (client.registrationType === 'id-jag' || client.email !== null);
-  return { name: client.clientName, verified };
+  return { name: client.clientName, verified: personVerified(client) };
 }
 
 /** A mailto: URL for an address: "?", "&" and the like percent-encoded, so it cannot add a header (RFC 6068). */
