@@ -1,7 +1,8 @@
 // The delivery alert's words (docs/delivery.md, "Health and alerts"): the plain-text mail sent when the
 // webhook fails, and the webhook event sent when email fails. Pure: no store, no clock.
+
+import { studioTime } from '../studio/time.js';
 import type { ChannelHealth } from './health.js';
-import { studioTime } from './studio-time.js';
 
 /** The webhook event that tells of a failing (or recovered) email channel. */
 export const ALERT_EVENT_TYPE = 'inquiry.delivery_alert';

@@ -4,8 +4,8 @@
 import { personVerified } from '../auth/agent-identity.js';
 import { SOURCE_NAMES } from '../inquiries/source.js';
 import type { AgentClient, InquiryRecord } from '../storage/ports.js';
+import { studioTime } from '../studio/time.js';
 import { escapeHtml, headerSafe } from './mail-text.js';
-import { studioTime } from './studio-time.js';
 
 /** The agent that sent an inquiry, as the mail names it. */
 export interface AgentLabel {

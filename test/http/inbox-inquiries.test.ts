@@ -2,6 +2,7 @@
 // pages, escaping, the state and verdict changes (each refused without the CSRF token or from another
 // origin), requeue, erase behind its confirmation, and the export of the list as filtered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studioTimeShort } from '../../src/studio/time.js';
 import { referenceOf, startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { FORM, form, ORIGIN, type SignedIn, signIn } from '../helpers/inbox.js';
 import { TEST_WEBHOOK_SECRET } from '../helpers/webhook.js';
@@ -19,7 +20,9 @@ async function submit(key: string, overrides: Record<string, unknown>) {
 beforeAll(async () => {
   // A webhook at a closed port, its worker not started: every delivery waits, queued.
   const webhook = { WEBHOOK_URL: 'http://127.0.0.1:9/never', WEBHOOK_SECRET: TEST_WEBHOOK_SECRET };
-  t = await startTestApp({ env: { INBOX_USERS: 'studio@example.com', ...webhook }, startWorker: false });
+  // A zone half an hour off whole hours: times must be shown in it, not in UTC.
+  const env = { INBOX_USERS: 'studio@example.com', STUDIO_TIMEZONE: 'Asia/Kolkata', ...webhook };
+  t = await startTestApp({ env, startWorker: false });
   await submit('ada', {});
   await submit('grace', {
     firstName: 'Grace',
@@ -144,6 +147,9 @@ describe('one inquiry', () => {
     expect(page.body).toContain('A compiler for the fleet.\nSecond line.');
     expect(page.body).toContain(`href="mailto:grace@navy.example?subject=Re%3A%20your%20inquiry%20${references.grace}"`);
     expect(page.body).toContain('Mark as unread'); // opened: read
+    const [, iso, shown] = /<time datetime="([^"]+)">([^<]+)<\/time>/.exec(page.body) ?? [];
+    expect(shown).toBe(studioTimeShort(new Date(iso as string), 'Asia/Kolkata'));
+    expect(shown).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d GMT\+5:30$/);
     expect((await get(`/inbox/inquiries/${references.grace?.toLowerCase()}`)).statusCode).toBe(200);
   });
 

@@ -3,8 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { agentLabel, inboxLink, inquiryMailHtml, inquiryMailText, replyLink, sourceText } from '../../src/delivery/inquiry-mail.js';
-import { studioTime } from '../../src/delivery/studio-time.js';
 import type { AgentClient, InquiryRecord } from '../../src/storage/ports.js';
+import { studioTime, studioTimeShort } from '../../src/studio/time.js';
 
 const inquiry: InquiryRecord = {
   reference: 'INQ-7K2M9Q',
@@ -37,6 +37,13 @@ describe('studioTime', () => {
     expect(studioTime(new Date('2026-07-01T23:30:00Z'), 'Europe/London')).toBe('Thursday 2 July 2026 at 00:30 (Europe/London)');
     expect(studioTime(new Date('2026-11-27T04:41:59Z'), 'America/New_York')).toBe('Thursday 26 November 2026 at 23:41 (America/New_York)');
     expect(studioTime(new Date('2026-11-27T00:00:00Z'), 'UTC')).toBe('Friday 27 November 2026 at 00:00 (UTC)');
+  });
+
+  it('writes it short for the inbox, the date turning with the zone and the zone abbreviated', () => {
+    expect(studioTimeShort(new Date('2026-07-27T23:30:00Z'), 'UTC')).toBe('2026-07-27 23:30 UTC');
+    expect(studioTimeShort(new Date('2026-07-27T23:30:00Z'), 'Europe/Berlin')).toBe('2026-07-28 01:30 CEST');
+    expect(studioTimeShort(new Date('2026-12-27T23:30:00Z'), 'Europe/Berlin')).toBe('2026-12-28 00:30 CET');
+    expect(studioTimeShort(new Date('2026-07-27T23:30:00Z'), 'Asia/Kolkata')).toBe('2026-07-28 05:00 GMT+5:30');
   });
 });
 

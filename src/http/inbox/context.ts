@@ -19,6 +19,8 @@ export interface InboxHttp {
   readonly origin: string;
   readonly cookie: SessionCookie;
   readonly assets: InboxAssets;
+  /** STUDIO_TIMEZONE. */
+  readonly timeZone: string;
   /** The overview's delivery health, as HTML. */
   readonly health: () => Promise<string>;
 }
@@ -29,6 +31,7 @@ export function pageContext(http: InboxHttp, session?: InboxSession): PageContex
     root: http.root,
     studioName: http.profile.name,
     assets: http.assets,
+    timeZone: http.timeZone,
     ...(session && { user: { email: session.email, csrfToken: session.csrfToken } }),
   };
 }

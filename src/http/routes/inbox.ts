@@ -48,9 +48,10 @@ export async function inboxRoutes(app: FastifyInstance, options: InboxRouteOptio
     origin: new URL(options.config.publicUrl).origin,
     cookie: sessionCookie(options.config.publicUrl, root),
     assets: { css: [await baseStylesheetUrl(basePath(options.config.publicUrl)), assetUrl('inbox.css')], js: assetUrl('inbox.js') },
-    health: async () => healthSection(await options.service.health()),
+    timeZone: options.config.studioTimeZone,
+    health: async () => healthSection(await options.service.health(), options.config.studioTimeZone),
   };
-  const banner = async () => alertBanner(await options.service.health(), root);
+  const banner = async () => alertBanner(await options.service.health(), root, options.config.studioTimeZone);
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',

@@ -28,18 +28,18 @@ function actionForm(context: PageContext, reference: string, path: string, field
   return `<form method="post" action="${e(context.root)}/inquiries/${e(reference)}/${path}">${csrfField(context)}${hidden}<button type="submit" class="button${tone}">${e(label)}</button></form>`;
 }
 
-function attemptRow(attempt: DeliveryAttempt): string {
-  return `<tr><td>${attempt.attempt}</td><td>${timeTag(attempt.attemptedAt)}</td><td>${e(attempt.outcome)}</td><td>${attempt.durationMs} ms</td><td>${attempt.error === null ? '' : `<span class="error-text">${e(attempt.error)}</span>`}</td></tr>`;
+function attemptRow(attempt: DeliveryAttempt, timeZone: string): string {
+  return `<tr><td>${attempt.attempt}</td><td>${timeTag(attempt.attemptedAt, timeZone)}</td><td>${e(attempt.outcome)}</td><td>${attempt.durationMs} ms</td><td>${attempt.error === null ? '' : `<span class="error-text">${e(attempt.error)}</span>`}</td></tr>`;
 }
 
-function deliverySection(delivery: DeliveryRecord, attempts: readonly DeliveryAttempt[]): string {
+function deliverySection(delivery: DeliveryRecord, attempts: readonly DeliveryAttempt[], timeZone: string): string {
   const id = `delivery-${e(delivery.channel)}`;
   const table =
     attempts.length === 0
       ? '<p class="muted">No attempt yet.</p>'
       : `<div class="table-scroll" role="region" aria-label="Attempts of the ${e(delivery.channel)} delivery" tabindex="0"><table class="attempts">
 <thead><tr><th scope="col">Attempt</th><th scope="col">Time</th><th scope="col">Outcome</th><th scope="col">Took</th><th scope="col">Error</th></tr></thead>
-<tbody>${attempts.map(attemptRow).join('')}</tbody></table></div>`;
+<tbody>${attempts.map((attempt) => attemptRow(attempt, timeZone)).join('')}</tbody></table></div>`;
   return `<section class="delivery-block" aria-labelledby="${id}">
 <h3 id="${id}">${e(delivery.channel)}: ${deliveryState(delivery)}</h3>
 ${delivery.lastError === null ? '' : `<p>Last error: <span class="error-text">${e(delivery.lastError)}</span></p>`}
@@ -55,7 +55,7 @@ export function inquiryPage(context: PageContext, full: InquiryInFull, done?: Do
     judgement.reasons.length === 0
       ? ''
       : `<ul class="reasons">${judgement.reasons.map(({ code, detail }) => `<li><code>${e(code)}</code> ${e(detail)}</li>`).join('')}</ul>`;
-  const verdict = `${judgement.verdict === 'spam' ? 'Spam' : 'Inbox'} (score ${judgement.score})${judgement.releasedAt ? `, released from spam ${timeTag(judgement.releasedAt)}` : ''}`;
+  const verdict = `${judgement.verdict === 'spam' ? 'Spam' : 'Inbox'} (score ${judgement.score})${judgement.releasedAt ? `, released from spam ${timeTag(judgement.releasedAt, context.timeZone)}` : ''}`;
   const stateActions =
     status === 'spam'
       ? ''
@@ -84,7 +84,7 @@ ${stateActions}${verdictAction}${requeue}
 </div>
 <dl class="facts">
 ${row('Status', statusBadge(status))}
-${row('Received', timeTag(inquiry.receivedAt))}
+${row('Received', timeTag(inquiry.receivedAt, context.timeZone))}
 ${row('Name', e(fullName(inquiry)))}
 ${row('Email', `<a href="${e(mailtoUrl(inquiry.email))}">${e(inquiry.email)}</a>`)}
 ${row('Company', inquiry.company === null ? '<span class="muted">none given</span>' : e(inquiry.company))}
@@ -95,7 +95,7 @@ ${row('Verdict', verdict + reasons)}
 <h2>Message</h2>
 <div class="message">${e(inquiry.message)}</div>
 <h2>Deliveries</h2>
-${deliveries.length === 0 ? '<p class="muted">None: no delivery channel was configured when it arrived, or it is spam.</p>' : deliveries.map((delivery) => deliverySection(delivery, attempts.get(delivery.id) ?? [])).join('\n')}`;
+${deliveries.length === 0 ? '<p class="muted">None: no delivery channel was configured when it arrived, or it is spam.</p>' : deliveries.map((delivery) => deliverySection(delivery, attempts.get(delivery.id) ?? [], context.timeZone)).join('\n')}`;
   return renderPage(context, { title: `${fullName(inquiry)} (${ref})`, body, current: 'list', banner });
 }
 

@@ -15,6 +15,8 @@ export interface PageContext {
   readonly root: string;
   readonly studioName: string;
   readonly assets: InboxAssets;
+  /** STUDIO_TIMEZONE: the zone the pages show times in. */
+  readonly timeZone: string;
   /** The signed-in user and the session's CSRF token; absent on the sign-in pages. */
   readonly user?: { readonly email: string; readonly csrfToken: string };
 }

@@ -29,7 +29,7 @@ export function listRow(context: PageContext, { inquiry, status, agentName, deli
 <td class="row__message">${e(firstLine(inquiry.message))}</td>
 <td>${sourceText(inquiry, agentName)}</td>
 <td>${deliveryGlance(deliveries)}</td>
-<td>${timeTag(inquiry.receivedAt)}</td>
+<td>${timeTag(inquiry.receivedAt, context.timeZone)}</td>
 </tr>`;
 }
 

@@ -3,6 +3,7 @@
 import { SOURCE_NAMES } from '../../inquiries/source.js';
 import type { DeliveryRecord, InquiryRecord } from '../../storage/ports.js';
 import type { InboxStatus } from '../../storage/ports-inbox.js';
+import { studioTimeShort } from '../../studio/time.js';
 import { escapeHtml as e } from '../html.js';
 
 const FIRST_LINE_MAX = 120;
@@ -13,10 +14,9 @@ export function statusBadge(status: InboxStatus): string {
   return `<span class="badge badge--${status}">${STATUS_LABELS[status]}</span>`;
 }
 
-/** A time as the inbox shows it (UTC, to the minute), machine-readable in `datetime`. */
-export function timeTag(date: Date): string {
-  const iso = date.toISOString();
-  return `<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC</time>`;
+/** A time as the inbox shows it (the studio's time zone, to the minute), machine-readable in `datetime`. */
+export function timeTag(date: Date, timeZone: string): string {
+  return `<time datetime="${date.toISOString()}">${e(studioTimeShort(date, timeZone))}</time>`;
 }
 
 /** Where it came from, and the agent's name when an agent sent it. */
