@@ -35,66 +35,76 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
+/** A thread that died this often is not started again: the reads stay in-process. */
+export const THREAD_DEATHS_TOLERATED = 3;
+
 /**
  * Reads on one worker thread, started at the first read. The reads asked for in one turn of the
- * event loop go as one message. Should the thread die, what it held is read in-process and the next
- * read starts another: a reading is never lost, only slower.
+ * event loop go as one message. What a thread that dies held is read in-process, and the next read
+ * starts another (up to THREAD_DEATHS_TOLERATED): a reading is never lost, only slower.
  */
 export function threadReader({ module = WORKER_MODULE }: { module?: URL } = {}): ContentReader {
   let worker: Worker | undefined;
   let closed = false;
+  let deaths = 0;
   let nextId = 0;
   const waiting = new Map<number, Waiting>();
-  let queued: ReadRequest[] = [];
+  let queued: number[] = [];
 
-  const readHere = ({ inquiry, resolve, reject }: Waiting): void => {
-    try {
-      resolve(readContent(inquiry));
-    } catch (error) {
-      reject(error);
+  /** Reads in-process the waiting reads of these ids (all of them when left out). */
+  function readHere(ids: Iterable<number> = [...waiting.keys()]): void {
+    for (const id of ids) {
+      const entry = waiting.get(id);
+      if (entry === undefined) continue;
+      waiting.delete(id);
+      try {
+        entry.resolve(readContent(entry.inquiry));
+      } catch (error) {
+        entry.reject(error);
+      }
     }
-  };
+  }
 
   function start(): Worker {
     const started = new Worker(module);
-    started.unref();
     started.on('message', (answers: readonly ReadAnswer[]) => {
       for (const [id, hits] of answers) {
         const entry = waiting.get(id);
         if (entry === undefined) continue;
-        waiting.delete(id);
-        if (hits === null) readHere(entry);
-        else entry.resolve({ hits });
+        if (hits === null) readHere([id]);
+        else {
+          waiting.delete(id);
+          entry.resolve({ hits });
+        }
       }
       if (waiting.size === 0) started.unref();
     });
-    // 'exit' follows 'error': the exit handler reads what the thread held.
+    // 'exit' follows 'error' (a module that fails to load, a crash).
     started.on('error', () => {});
     started.once('exit', () => {
       if (worker === started) worker = undefined;
-      const held = [...waiting.values()];
-      waiting.clear();
-      held.forEach(readHere);
+      if (!closed) deaths++;
+      readHere();
     });
     return started;
   }
 
   function flush(): void {
-    const batch = queued;
+    const ids = queued.filter((id) => waiting.has(id));
     queued = [];
-    if (batch.length === 0) return;
-    if (closed) {
-      for (const [id] of batch) {
-        const entry = waiting.get(id);
-        waiting.delete(id);
-        if (entry) readHere(entry);
-      }
+    if (ids.length === 0) return;
+    if (closed || deaths >= THREAD_DEATHS_TOLERATED) {
+      readHere(ids);
       return;
     }
     worker ??= start();
-    // Held by the reads it owes (an idle thread keeps no process alive).
+    // Held by the reads it owes: an idle thread keeps no process alive.
     worker.ref();
-    worker.postMessage(batch);
+    try {
+      worker.postMessage(ids.map((id): ReadRequest => [id, (waiting.get(id) as Waiting).inquiry]));
+    } catch {
+      readHere(ids);
+    }
   }
 
   return {
@@ -103,7 +113,7 @@ export function threadReader({ module = WORKER_MODULE }: { module?: URL } = {}):
       return new Promise((resolve, reject) => {
         const id = nextId++;
         waiting.set(id, { inquiry, resolve, reject });
-        if (queued.push([id, inquiry]) === 1) setImmediate(flush);
+        if (queued.push(id) === 1) setImmediate(flush);
       });
     },
     async close() {

@@ -1,11 +1,13 @@
 // The content rules read on their own thread (src/spam/content-reader.ts): the same hits as read
 // in-process, for the corpora and for any text; and a reading never lost when the thread dies or closes.
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ContentReader, threadReader } from '../../src/spam/content-reader.js';
+import { type ContentReader, THREAD_DEATHS_TOLERATED, threadReader } from '../../src/spam/content-reader.js';
 import type { SpamInquiry } from '../../src/spam/types.js';
 import { readContent } from '../../src/spam/verdict.js';
+import { tempDir } from '../helpers/app.js';
 
 const FIXTURES = new URL('../fixtures/spam/', import.meta.url);
 /** The thread's compiled module (vitest's global set-up builds dist/), as the service runs it. */
@@ -53,7 +55,9 @@ describe('the content reader on its own thread', () => {
     );
   });
 
-  it('reads in-process what a thread that died held, and starts another for the next reads', async () => {
+  it('reads in-process what a thread that died held; after three deaths it starts no other', async () => {
+    const deaths = join(tempDir(), 'deaths.txt');
+    process.env.READER_DEATHS = deaths;
     const dies = opened(threadReader({ module: new URL('../fixtures/workers/dies-on-message.mjs', import.meta.url) }));
     const pitch = {
       firstName: 'SEO',
@@ -64,7 +68,15 @@ describe('the content reader on its own thread', () => {
     };
     const brief = { ...pitch, firstName: 'Ada', lastName: 'Lovelace', message: 'We need a new website for our bakery.' };
     expect(await Promise.all([dies.read(pitch), dies.read(brief)])).toEqual([readContent(pitch), readContent(brief)]);
-    expect((await dies.read(pitch)).hits.map(({ code }) => code)).toContain('url_shortener');
+    for (let read = 0; read < 4; read++) expect(await dies.read(pitch)).toEqual(readContent(pitch));
+    expect(readFileSync(deaths, 'utf8').split('\n').filter(Boolean)).toHaveLength(THREAD_DEATHS_TOLERATED);
+    delete process.env.READER_DEATHS;
+  });
+
+  it('reads in-process where the thread cannot even start (its module missing)', async () => {
+    const missing = opened(threadReader({ module: new URL('../fixtures/workers/no-such-module.mjs', import.meta.url) }));
+    const brief = { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', company: null, message: 'A new website, please.' };
+    for (let read = 0; read < 4; read++) expect(await missing.read(brief)).toEqual(readContent(brief));
   });
 
   it('answers a read asked for while closing, and reads in-process once closed', async () => {
