@@ -27,7 +27,7 @@ import { createInboxService, type InboxService } from './inbox/service.js';
 import { createInquiryService, type InquiryService } from './inquiries/service.js';
 import { createMaintenance, type Maintenance } from './maintenance.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { contentReader as spamContentReader } from './spam/content-reader.js';
+import { contentReader } from './spam/content-reader.js';
 import { digestRoute } from './spam/digest.js';
 import { createDigestSchedule, type DigestSchedule } from './spam/digest-schedule.js';
 import { loadProofOfWork, type ProofOfWork } from './spam/proof-of-work.js';
@@ -216,13 +216,25 @@ export async function createServices(
     },
     ...(options.clientMetadata && { clientMetadata: options.clientMetadata }),
   });
-  const contentReader = config.spamFilter ? spamContentReader() : null;
+  const spamFilter = config.spamFilter && {
+    ...config.spamFilter,
+    reader: contentReader({
+      onThreadStart: () => logger.info({ component: 'spam' }, 'the spam rules thread started'),
+      onThreadDeath: (why, givenUp) =>
+        logger.warn(
+          { err: why, component: 'spam' },
+          givenUp
+            ? 'the spam rules thread keeps dying: the rules now run on the event loop'
+            : 'the spam rules thread died; the next inquiry starts another',
+        ),
+    }),
+  };
   const inquiries = createInquiryService({
     store,
     channels: channels.map((channel) => channel.name),
     onEnqueued: () => worker.enqueued(),
     onAccepted: (outcome) => metrics.inquiries.inc({ outcome }),
-    spamFilter: config.spamFilter && contentReader && { ...config.spamFilter, reader: contentReader },
+    spamFilter,
     onJudged: (judgement) => metrics.judged(judgement),
     ...(options.now && { now: options.now }),
   });
@@ -299,7 +311,7 @@ export async function createServices(
       await digests.stop();
       await alerts.stop();
       await worker.stop();
-      await contentReader?.close();
+      await spamFilter?.reader.close();
       await Promise.all(channels.map((channel) => channel.close?.()));
       await store.close();
       redis?.disconnect();

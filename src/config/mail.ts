@@ -1,5 +1,5 @@
-// The notification mail's settings (docs/configuration.md): MAIL_FROM, and STUDIO_TIMEZONE, the
-// zone its times are written in.
+// The studio's mail settings (docs/configuration.md): MAIL_FROM, and STUDIO_TIMEZONE, the zone the
+// mail, the alerts and the inbox write times in.
 import { ConfigError } from './errors.js';
 
 export const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;

@@ -1,6 +1,5 @@
 // The delivery alert's words (docs/delivery.md, "Health and alerts"): the plain-text mail sent when the
 // webhook fails, and the webhook event sent when email fails. Pure: no store, no clock.
-
 import { studioTime } from '../studio/time.js';
 import type { ChannelHealth } from './health.js';
 

@@ -1,5 +1,5 @@
-// Where the content rules run. On a thread of their own the event loop that answers requests does
-// not pay for them (docs/benchmarks.md: they cost intake a tenth of its rate on one thread).
+// Where the content rules run. On a thread of their own, the event loop that answers requests does
+// not pay for them (docs/benchmarks.md, "The spam filter's cost").
 import { Worker } from 'node:worker_threads';
 import type { ReadAnswer, ReadRequest } from './content-worker.js';
 import type { SpamInquiry } from './types.js';
@@ -17,16 +17,35 @@ export const inProcessReader: ContentReader = {
   close: async () => {},
 };
 
-/** The worker's module beside this one, where it is compiled JavaScript (dist/). */
+/** A thread that died this many times in a row (no batch answered between) is not started again. */
+export const THREAD_DEATHS_TOLERATED = 3;
+/** A thread that answers nothing this long while it owes reads is stuck (a runaway pattern): ended. */
+export const THREAD_STALL_MS = 5_000;
+
+export interface ThreadReaderOptions {
+  /** The worker's module; the compiled content-worker.js beside this file unless given. */
+  readonly module?: URL;
+  /** A thread was started (the first read, or the next read after a death). */
+  readonly onThreadStart?: () => void;
+  /** A thread ended other than by close(): why, and whether the reads now stay in-process for good. */
+  readonly onThreadDeath?: (why: unknown, givenUp: boolean) => void;
+  readonly stallMs?: number;
+}
+
 const COMPILED = import.meta.url.endsWith('.js');
-const WORKER_MODULE = new URL('./content-worker.js', import.meta.url);
 
 /**
  * A thread for the compiled service; in-process where it runs from its sources (`npm run dev`, the
  * in-process tests), as a thread under tsx answers each message tens of milliseconds late.
  */
-export function contentReader(): ContentReader {
-  return COMPILED ? threadReader() : inProcessReader;
+export function contentReader(options: Omit<ThreadReaderOptions, 'module'> = {}): ContentReader {
+  return COMPILED ? threadReader(options) : inProcessReader;
+}
+
+interface Thread {
+  readonly worker: Worker;
+  /** Why it ended, once known: its error, or the stall. */
+  why?: unknown;
 }
 
 interface Waiting {
@@ -35,21 +54,24 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
-/** A thread that died this often is not started again: the reads stay in-process. */
-export const THREAD_DEATHS_TOLERATED = 3;
-
 /**
- * Reads on one worker thread, started at the first read. The reads asked for in one turn of the
- * event loop go as one message. What a thread that dies held is read in-process, and the next read
- * starts another (up to THREAD_DEATHS_TOLERATED): a reading is never lost, only slower.
+ * Reads on one worker thread, started at the first read; the reads asked for in one turn of the
+ * event loop go as one message. What a thread that dies or stalls held is read in-process, and the
+ * next read starts another thread: a reading is never lost, only slower.
  */
-export function threadReader({ module = WORKER_MODULE }: { module?: URL } = {}): ContentReader {
-  let worker: Worker | undefined;
+export function threadReader({
+  module = new URL('./content-worker.js', import.meta.url),
+  onThreadStart,
+  onThreadDeath,
+  stallMs = THREAD_STALL_MS,
+}: ThreadReaderOptions = {}): ContentReader {
+  let current: Thread | undefined;
   let closed = false;
-  let deaths = 0;
+  let deathsInARow = 0;
   let nextId = 0;
   const waiting = new Map<number, Waiting>();
   let queued: number[] = [];
+  let stall: NodeJS.Timeout | undefined;
 
   /** Reads in-process the waiting reads of these ids (all of them when left out). */
   function readHere(ids: Iterable<number> = [...waiting.keys()]): void {
@@ -65,9 +87,25 @@ export function threadReader({ module = WORKER_MODULE }: { module?: URL } = {}):
     }
   }
 
-  function start(): Worker {
-    const started = new Worker(module);
-    started.on('message', (answers: readonly ReadAnswer[]) => {
+  /** While the thread owes reads, it holds the process and must answer within stallMs. */
+  function watch(thread: Thread): void {
+    clearTimeout(stall);
+    if (waiting.size === 0) {
+      thread.worker.unref();
+      return;
+    }
+    thread.worker.ref();
+    stall = setTimeout(() => {
+      thread.why = new Error(`the thread answered nothing for ${stallMs} ms`);
+      void thread.worker.terminate();
+    }, stallMs).unref();
+  }
+
+  function start(): Thread {
+    const thread: Thread = { worker: new Worker(module) };
+    onThreadStart?.();
+    thread.worker.on('message', (answers: readonly ReadAnswer[]) => {
+      deathsInARow = 0;
       for (const [id, hits] of answers) {
         const entry = waiting.get(id);
         if (entry === undefined) continue;
@@ -77,34 +115,39 @@ export function threadReader({ module = WORKER_MODULE }: { module?: URL } = {}):
           entry.resolve({ hits });
         }
       }
-      if (waiting.size === 0) started.unref();
+      watch(thread);
     });
-    // 'exit' follows 'error' (a module that fails to load, a crash).
-    started.on('error', () => {});
-    started.once('exit', () => {
-      if (worker === started) worker = undefined;
-      if (!closed) deaths++;
+    thread.worker.on('error', (error) => {
+      thread.why = error;
+    });
+    thread.worker.once('exit', (code) => {
+      if (current !== thread) return;
+      current = undefined;
+      clearTimeout(stall);
+      if (!closed) {
+        deathsInARow++;
+        onThreadDeath?.(thread.why ?? new Error(`the thread exited with code ${code}`), deathsInARow >= THREAD_DEATHS_TOLERATED);
+      }
       readHere();
     });
-    return started;
+    return thread;
   }
 
   function flush(): void {
     const ids = queued.filter((id) => waiting.has(id));
     queued = [];
     if (ids.length === 0) return;
-    if (closed || deaths >= THREAD_DEATHS_TOLERATED) {
+    if (closed || deathsInARow >= THREAD_DEATHS_TOLERATED) {
       readHere(ids);
       return;
     }
-    worker ??= start();
-    // Held by the reads it owes: an idle thread keeps no process alive.
-    worker.ref();
     try {
-      worker.postMessage(ids.map((id): ReadRequest => [id, (waiting.get(id) as Waiting).inquiry]));
+      current ??= start();
+      current.worker.postMessage(ids.map((id): ReadRequest => [id, (waiting.get(id) as Waiting).inquiry]));
     } catch {
       readHere(ids);
     }
+    if (current) watch(current);
   }
 
   return {
@@ -119,7 +162,8 @@ export function threadReader({ module = WORKER_MODULE }: { module?: URL } = {}):
     async close() {
       closed = true;
       flush();
-      await worker?.terminate();
+      clearTimeout(stall);
+      await current?.worker.terminate();
     },
   };
 }

@@ -1,4 +1,5 @@
-// A time as the studio reads it: in its time zone (STUDIO_TIMEZONE), in words, with the zone named.
+// A time as the studio reads it, in its time zone (STUDIO_TIMEZONE): in words for the mail, short
+// for the inbox's lists and tables.
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 

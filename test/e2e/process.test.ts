@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REFERENCE_IN_TEXT, tempDir, validInquiry } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
 import { freePort, spawnService, startService } from '../helpers/process.js';
 import { startSmtpServer } from '../helpers/smtp.js';
+import { SEO_PITCH } from '../helpers/spam.js';
 
 let cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -325,5 +327,43 @@ describe('process lifecycle', () => {
     const lines = service.output().trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(variable);
+  });
+});
+
+describe('the spam rules thread', () => {
+  it('judges on a thread the compiled service starts at the first inquiry: the pitch quarantined, the brief mailed', async () => {
+    const smtp = await startSmtpServer();
+    cleanups.push(() => smtp.stop());
+    const env = { DATABASE_URL: `sqlite:${join(workDir(), 'studio.db')}`, SMTP_URL: smtp.url, INQUIRY_TO: 'studio@example.com' };
+    const service = await startService({ ...env, SPAM_FILTER: 'on' });
+    cleanups.push(() => void service.child.kill('SIGKILL'));
+    const started = () =>
+      service
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('the spam rules thread'));
+    expect(started()).toEqual([]);
+
+    const post = async (body: unknown) => {
+      const response = await fetch(`${service.baseUrl}/api/contact`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      return REFERENCE_IN_TEXT.exec(await response.text())?.[0];
+    };
+    const [spam, brief] = await Promise.all([post(SEO_PITCH), post(validInquiry({ message: 'We need a new website for our bakery.' }))]);
+    const [mail] = await smtp.waitFor(1);
+    expect(mail?.parsed.headers.get('x-inquiry-reference')).toBe(brief);
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    const verdicts = await Promise.all(
+      [spam, brief].map(async (reference) => JSON.parse((await runCli(['show', reference as string, '--json'], env)).stdout).verdict),
+    );
+    expect(verdicts).toEqual(['spam', 'inbox']);
+    expect(started().map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: 30, msg: 'the spam rules thread started' }),
+    ]);
   });
 });

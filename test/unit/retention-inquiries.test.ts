@@ -2,6 +2,7 @@
 // RETENTION_INBOX delete (with deliveries, attempts and keys), what a pending delivery keeps, in
 // batches that let other writes through, and instances running it at once.
 import { rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
@@ -133,7 +134,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       write ??= storeInquiries(store, ['INQ-NEW001'], { verdict: 'inbox', at: START }).then(() => batchesDone);
       const done = await batch;
       batchesDone++;
-      if (batchesDone === 1) await Promise.race([write, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      if (batchesDone === 1) await Promise.race([write, sleep(5_000, undefined, { ref: false })]);
       return done;
     });
 

@@ -2,17 +2,17 @@
 // the overview, and a banner on every page while a channel alerts, naming it and its last error.
 import type { ChannelHealth } from '../../delivery/health.js';
 import { escapeHtml as e } from '../html.js';
-import { timeTag as timeTagIn } from './parts.js';
+import { timeTag } from './parts.js';
 
 const CHANNEL_NAMES: Readonly<Record<string, string>> = { email: 'Email', webhook: 'Webhook' };
 const channelName = (channel: string) => CHANNEL_NAMES[channel] ?? channel;
 
 function state(health: ChannelHealth, timeZone: string): string {
-  const timeTag = (at: Date) => timeTagIn(at, timeZone);
-  if (health.reason === 'failing') return `<strong class="error-text">Failing</strong> since ${timeTag(health.failingSince as Date)}`;
+  if (health.reason === 'failing')
+    return `<strong class="error-text">Failing</strong> since ${timeTag(health.failingSince as Date, timeZone)}`;
   if (health.reason === 'given-up') return '<strong class="error-text">Gave up on a delivery</strong> since its last success';
-  if (health.failingSince !== null) return `Failing since ${timeTag(health.failingSince)}, retrying`;
-  return health.lastSuccessAt === null ? 'No delivery yet' : `Working (last delivery ${timeTag(health.lastSuccessAt)})`;
+  if (health.failingSince !== null) return `Failing since ${timeTag(health.failingSince, timeZone)}, retrying`;
+  return health.lastSuccessAt === null ? 'No delivery yet' : `Working (last delivery ${timeTag(health.lastSuccessAt, timeZone)})`;
 }
 
 export function healthSection(channels: readonly ChannelHealth[], timeZone: string): string {
@@ -20,7 +20,7 @@ export function healthSection(channels: readonly ChannelHealth[], timeZone: stri
   const rows = channels
     .map(
       (health) =>
-        `<tr><th scope="row">${e(channelName(health.channel))}</th><td>${state(health, timeZone)}</td><td>${health.pending}</td><td>${health.retrying}</td><td>${health.dead}</td><td>${health.failed}</td><td>${health.lastError === null ? '<span class="muted">none</span>' : `<span class="error-text">${e(health.lastError.message)}</span> ${timeTagIn(health.lastError.at, timeZone)}`}</td></tr>`,
+        `<tr><th scope="row">${e(channelName(health.channel))}</th><td>${state(health, timeZone)}</td><td>${health.pending}</td><td>${health.retrying}</td><td>${health.dead}</td><td>${health.failed}</td><td>${health.lastError === null ? '<span class="muted">none</span>' : `<span class="error-text">${e(health.lastError.message)}</span> ${timeTag(health.lastError.at, timeZone)}`}</td></tr>`,
     )
     .join('');
   return `<div class="table-scroll" role="region" aria-labelledby="health-caption" tabindex="0"><table>
@@ -35,7 +35,7 @@ export function alertBanner(channels: readonly ChannelHealth[], root: string, ti
   if (alerting.length === 0) return '';
   const lines = alerting.map((health) => {
     const what =
-      health.reason === 'failing' ? `has been failing since ${timeTagIn(health.failingSince as Date, timeZone)}` : 'gave up on a delivery';
+      health.reason === 'failing' ? `has been failing since ${timeTag(health.failingSince as Date, timeZone)}` : 'gave up on a delivery';
     const error = health.lastError === null ? '' : ` Last error: ${e(health.lastError.message)}`;
     return `<p><strong>${e(channelName(health.channel))} delivery ${what}.</strong>${error}</p>`;
   });
