@@ -19,6 +19,7 @@ import { alertRoutes, createDeliveryAlerts, type DeliveryAlerts } from './delive
 import type { RetryPolicy } from './delivery/backoff.js';
 import type { Channel } from './delivery/channel.js';
 import { createEmailChannel } from './delivery/email.js';
+import type { DeliveryPacer } from './delivery/pacing.js';
 import { createWebhookChannel } from './delivery/webhook.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { type Access, createAccess } from './inbox/access.js';
@@ -99,6 +100,8 @@ export interface ServiceOptions {
   readonly retry?: RetryPolicy;
   readonly pollIntervalMs?: number;
   readonly now?: () => Date;
+  /** The worker's pacer (default: the production pace on the monotonic clock); null never paces. */
+  readonly pacer?: DeliveryPacer | null;
   /** The cap on codes mailed to one domain (default CODES_PER_DOMAIN): a test not about it lifts it. */
   readonly codesPerDomain?: readonly SendLimit[];
   /** How Client ID Metadata Documents are fetched (tests: a local https server's CA, loopback allowed). */
@@ -178,6 +181,7 @@ export async function createServices(
     ...(options.retry && { retry: options.retry }),
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
     ...(options.now && { now: options.now }),
+    ...(options.pacer !== undefined && { pacer: options.pacer }),
   });
   const claims = createClaims({
     store,

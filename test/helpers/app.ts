@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { appDeps, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { RetryPolicy } from '../../src/delivery/backoff.js';
+import type { DeliveryPacer } from '../../src/delivery/pacing.js';
 import type { AuthRateLimits } from '../../src/http/routes/agent-auth.js';
 import { createServices, type Services } from '../../src/services.js';
 import { loadStudioProfile, type StudioProfile } from '../../src/studio/profile.js';
@@ -62,6 +63,8 @@ export interface TestAppOptions {
   readonly pollIntervalMs?: number;
   /** The services' clock (default: the system's): a test moves it on to see what time alone changes. */
   readonly now?: () => Date;
+  /** The delivery worker's pacer (default: the production pace on the real clock). */
+  readonly pacer?: DeliveryPacer;
   /** How long a request may take to arrive (default: the service's). */
   readonly requestTimeoutMs?: number;
 }
@@ -92,6 +95,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     pollIntervalMs: options.pollIntervalMs ?? 50,
     codesPerDomain: GENEROUS_CODES_PER_DOMAIN,
     ...(options.now && { now: options.now }),
+    ...(options.pacer && { pacer: options.pacer }),
   });
   const app = await buildApp({
     ...appDeps({ config, logger, profile }, services),
