@@ -29,6 +29,8 @@ export interface ServerProcess {
   lines(): number;
   /** CPU time (user + system) the process has used so far, in ms; undefined where /proc is missing. */
   cpuMs(): number | undefined;
+  /** The same, of its main thread alone (the event loop; not its worker threads). */
+  mainThreadCpuMs(): number | undefined;
   /** Resident memory (VmRSS) right now, in MiB; undefined where /proc is missing. */
   rssMiB(): number | undefined;
   stop(): Promise<void>;
@@ -75,6 +77,7 @@ export function startServerProcess(
     tail: () => tail.join('\n'),
     lines: () => lines,
     cpuMs: () => (child.pid === undefined ? undefined : processCpuMs(child.pid)),
+    mainThreadCpuMs: () => (child.pid === undefined ? undefined : threadCpuMs(child.pid, child.pid)),
     rssMiB: () => (child.pid === undefined ? undefined : processRssMiB(child.pid)),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -122,6 +125,15 @@ const CLOCK_TICKS_PER_S = 100;
 function processCpuMs(pid: number, { withEndedChildren = false } = {}): number | undefined {
   try {
     return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), withEndedChildren ? 'own and ended children' : 'own');
+  } catch {
+    return undefined;
+  }
+}
+
+/** One thread's CPU time from /proc/<pid>/task/<tid>/stat (the main thread's tid is the pid). */
+function threadCpuMs(pid: number, tid: number): number | undefined {
+  try {
+    return statCpuMs(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'), 'own');
   } catch {
     return undefined;
   }

@@ -78,6 +78,8 @@ interface ContactResult {
   readonly seconds: number;
   /** Service CPU per accepted inquiry, in µs, including the delivery work done meanwhile. */
   readonly cpuUsPerInquiry: number | undefined;
+  /** The part of it on the main thread, the event loop that answers requests. */
+  readonly mainCpuUsPerInquiry: number | undefined;
   /** The processor time the load generator used, in ms. */
   readonly loadCpuMs: number | undefined;
   /** The service's largest resident memory sampled during the load, in MiB. */
@@ -385,14 +387,20 @@ async function measureHealth(server: ServerProcess, seconds: number): Promise<He
 }
 
 /** CPU µs the server used since `cpuBefore` (ms), per unit of work. */
-function cpuPer(server: ServerProcess, cpuBefore: number | undefined, units: number): number | undefined {
-  const cpuAfter = server.cpuMs();
+function cpuPer(
+  server: ServerProcess,
+  cpuBefore: number | undefined,
+  units: number,
+  of: 'process' | 'main thread' = 'process',
+): number | undefined {
+  const cpuAfter = of === 'process' ? server.cpuMs() : server.mainThreadCpuMs();
   if (cpuBefore === undefined || cpuAfter === undefined || units === 0) return undefined;
   return ((cpuAfter - cpuBefore) * 1000) / units;
 }
 
 async function measureContact(server: ServerProcess, seconds: number, connections: number, accepted: Set<string>): Promise<ContactResult> {
   const cpuBefore = server.cpuMs();
+  const mainCpuBefore = server.mainThreadCpuMs();
   let peakRssMiB: number | undefined;
   const sampler = setInterval(() => {
     const rss = server.rssMiB();
@@ -413,6 +421,7 @@ async function measureContact(server: ServerProcess, seconds: number, connection
     withoutReference: result.withoutReference,
     seconds: result.seconds,
     cpuUsPerInquiry: cpuPer(server, cpuBefore, acceptedHere),
+    mainCpuUsPerInquiry: cpuPer(server, mainCpuBefore, acceptedHere, 'main thread'),
     loadCpuMs: result.cpuMs,
     peakRssMiB,
   };
@@ -449,8 +458,8 @@ async function waitForDelivery(
  */
 async function measureFilterCost(on: Twin, off: Twin): Promise<[string, string, string, string]> {
   const sides = [
-    { name: 'off', twin: off, accepted: new Set<string>(), rates: [] as number[], cpu: [] as number[] },
-    { name: 'on', twin: on, accepted: new Set<string>(), rates: [] as number[], cpu: [] as number[] },
+    { name: 'off', twin: off, accepted: new Set<string>(), rates: [] as number[], cpu: [] as number[], mainCpu: [] as number[] },
+    { name: 'on', twin: on, accepted: new Set<string>(), rates: [] as number[], cpu: [] as number[], mainCpu: [] as number[] },
   ];
   const drainBoth = async () => {
     for (const { twin, accepted } of sides) {
@@ -462,13 +471,14 @@ async function measureFilterCost(on: Twin, off: Twin): Promise<[string, string, 
     await measureContact(twin.server, WARMUP_SECONDS, CONTACT_CONNECTIONS, accepted);
   }
   for (let round = 1; round <= SPAM_ROUNDS; round++) {
-    for (const { name, twin, accepted, rates, cpu } of round % 2 === 1 ? sides : [...sides].reverse()) {
+    for (const { name, twin, accepted, rates, cpu, mainCpu } of round % 2 === 1 ? sides : [...sides].reverse()) {
       await drainBoth();
       const result = await measureContact(twin.server, CONTACT_SECONDS, CONTACT_CONNECTIONS, accepted);
       rates.push(result.acceptedPerS);
       if (result.cpuUsPerInquiry !== undefined) cpu.push(result.cpuUsPerInquiry);
+      if (result.mainCpuUsPerInquiry !== undefined) mainCpu.push(result.mainCpuUsPerInquiry);
       progress(
-        `spam filter round ${round}, filter ${name}: ${fmt(result.acceptedPerS)} accepted/s, ${fmtUs(result.cpuUsPerInquiry)} CPU/inquiry (non-2xx ${result.non2xx})`,
+        `spam filter round ${round}, filter ${name}: ${fmt(result.acceptedPerS)} accepted/s, ${fmtUs(result.cpuUsPerInquiry)} CPU/inquiry, ${fmtUs(result.mainCpuUsPerInquiry)} on the main thread (non-2xx ${result.non2xx})`,
       );
     }
   }
@@ -483,7 +493,8 @@ async function measureFilterCost(on: Twin, off: Twin): Promise<[string, string, 
     `${fmt(bestOn)} / ${fmt(bestOff)}`,
     `on ≥ ${TARGET_FILTER_RATIO * 100} % of off`,
     `${verdict(ratio >= TARGET_FILTER_RATIO)}; ${(ratio * 100).toFixed(0)} %; rounds on: ${rounds(onSide?.rates)}; off: ${rounds(offSide?.rates)}; ` +
-      `service CPU/inquiry on ${fmtUs(median(onSide?.cpu ?? []))}, off ${fmtUs(median(offSide?.cpu ?? []))}; every load delivered`,
+      `service CPU/inquiry on ${fmtUs(median(onSide?.cpu ?? []))}, off ${fmtUs(median(offSide?.cpu ?? []))} ` +
+      `(main thread on ${fmtUs(median(onSide?.mainCpu ?? []))}, off ${fmtUs(median(offSide?.mainCpu ?? []))}); every load delivered`,
   ];
 }
 
