@@ -44,6 +44,9 @@ export function contentReader(options: Omit<ThreadReaderOptions, 'module'> = {})
 
 interface Thread {
   readonly worker: Worker;
+  /** It has reads to answer; heardAt: when it last answered, or began to owe. */
+  owing: boolean;
+  heardAt: number;
   /** Why it ended, once known: its error, or the stall. */
   why?: unknown;
 }
@@ -71,7 +74,6 @@ export function threadReader({
   let nextId = 0;
   const waiting = new Map<number, Waiting>();
   let queued: number[] = [];
-  let stall: NodeJS.Timeout | undefined;
 
   /** Reads in-process the waiting reads of these ids (all of them when left out). */
   function readHere(ids: Iterable<number> = [...waiting.keys()]): void {
@@ -87,25 +89,29 @@ export function threadReader({
     }
   }
 
-  /** While the thread owes reads, it holds the process and must answer within stallMs. */
-  function watch(thread: Thread): void {
-    clearTimeout(stall);
-    if (waiting.size === 0) {
-      thread.worker.unref();
-      return;
+  /** The thread owes reads (or not): it holds the process only while it does. */
+  function owing(thread: Thread, owes: boolean): void {
+    if (owes && !thread.owing) thread.heardAt = performance.now();
+    if (owes !== thread.owing) {
+      if (owes) thread.worker.ref();
+      else thread.worker.unref();
     }
-    thread.worker.ref();
-    stall = setTimeout(() => {
-      thread.why = new Error(`the thread answered nothing for ${stallMs} ms`);
-      void thread.worker.terminate();
-    }, stallMs).unref();
+    thread.owing = owes;
   }
 
   function start(): Thread {
-    const thread: Thread = { worker: new Worker(module) };
+    const thread: Thread = { worker: new Worker(module), owing: false, heardAt: 0 };
+    thread.worker.unref();
     onThreadStart?.();
+    // Owing reads and silent for stallMs: stuck (a runaway pattern). Looked at a few times a period.
+    const stallCheck = setInterval(() => {
+      if (!thread.owing || performance.now() - thread.heardAt < stallMs) return;
+      thread.why = new Error(`the thread answered nothing for ${stallMs} ms`);
+      void thread.worker.terminate();
+    }, stallMs / 4).unref();
     thread.worker.on('message', (answers: readonly ReadAnswer[]) => {
       deathsInARow = 0;
+      thread.heardAt = performance.now();
       for (const [id, hits] of answers) {
         const entry = waiting.get(id);
         if (entry === undefined) continue;
@@ -115,15 +121,15 @@ export function threadReader({
           entry.resolve({ hits });
         }
       }
-      watch(thread);
+      owing(thread, waiting.size > 0);
     });
     thread.worker.on('error', (error) => {
       thread.why = error;
     });
     thread.worker.once('exit', (code) => {
+      clearInterval(stallCheck);
       if (current !== thread) return;
       current = undefined;
-      clearTimeout(stall);
       if (!closed) {
         deathsInARow++;
         onThreadDeath?.(thread.why ?? new Error(`the thread exited with code ${code}`), deathsInARow >= THREAD_DEATHS_TOLERATED);
@@ -147,7 +153,7 @@ export function threadReader({
     } catch {
       readHere(ids);
     }
-    if (current) watch(current);
+    if (current) owing(current, waiting.size > 0);
   }
 
   return {
@@ -162,7 +168,6 @@ export function threadReader({
     async close() {
       closed = true;
       flush();
-      clearTimeout(stall);
       await current?.worker.terminate();
     },
   };
