@@ -7,3 +7,6 @@ export const ODD_CASE = /\u0345|[\u00b5\u017f\u0130\u03c2\u03d0\u03d1\u03d5\u03d
 export function withoutU(pattern: RegExp): RegExp {
   return new RegExp(pattern.source, pattern.flags.replace('u', ''));
 }
+
+/** A code unit beyond ASCII: text without one is its own NFKC form, and read by ASCII patterns alike. */
+export const NOT_ASCII = /[\u0080-\uffff]/;

@@ -13,8 +13,11 @@ const AMOUNT = String.raw`(?:[$€£¥₽₹₫]|R\$|US\$|USD|EUR|GBP)\s?\d[\d.,
 const GAIN = String.raw`earn|earning|profit|returns|bonus|won|winnings|turned|ganhar|ganar|ganhe|gana|guadagn|verdien|gagn|заработ|бонус|赚|thưởng|tặng|por\s+d[ií]a|per\s+day|a\s+day|al\s+giorno|pro\s+tag|в\s+день|每天|mỗi\s+ngày`;
 
 /** A gain word within 40 characters of a money amount, either side. */
-const MONEY_PROMISE = new RegExp(`(?:${AMOUNT})[^.!?\\n]{0,40}(?:${GAIN})|(?:${GAIN})[^.!?\\n]{0,40}(?:${AMOUNT})`, 'iu');
+export const MONEY_PROMISE = new RegExp(`(?:${AMOUNT})[^.!?\\n]{0,40}(?:${GAIN})|(?:${GAIN})[^.!?\\n]{0,40}(?:${AMOUNT})`, 'iu');
+
+/** What every amount has: a currency's sign, code or word. Most texts have none, and this finds them faster. */
+const CURRENCY = /[$€£¥₽₹₫]|usd|eur|gbp|руб/iu;
 
 export function promisesMoney(text: string): boolean {
-  return MONEY_PROMISE.test(text);
+  return CURRENCY.test(text) && MONEY_PROMISE.test(text);
 }

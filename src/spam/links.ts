@@ -47,6 +47,8 @@ const SHORTENER_HOSTS = new Set([
   'clck.ru',
 ]);
 
+const NO_LINKS: readonly string[] = Object.freeze([]);
+
 /** The last few texts' links: several rules read the same fields of one inquiry. */
 const recentLinks = new Map<string, readonly string[]>();
 
@@ -55,13 +57,11 @@ const MAY_HAVE_LINK = /:\/\/|www\.|\.[a-z\u017f\u212a]/i;
 
 /** Every link in the text, email addresses aside, in order of appearance. */
 export function findLinks(text: string): readonly string[] {
+  if (!MAY_HAVE_LINK.test(text)) return NO_LINKS;
   let links = recentLinks.get(text);
   if (links === undefined) {
-    if (!MAY_HAVE_LINK.test(text)) links = [];
-    else {
-      const bare = text.includes('@') ? text.replace(EMAIL_PATTERN, ' ') : text;
-      links = Object.freeze(bare.match(LINK_PATTERN) ?? []);
-    }
+    const bare = text.includes('@') ? text.replace(EMAIL_PATTERN, ' ') : text;
+    links = Object.freeze(bare.match(LINK_PATTERN) ?? []);
     if (recentLinks.size >= 8) recentLinks.clear();
     recentLinks.set(text, links);
   }

@@ -1,6 +1,6 @@
 // Phrasing of the common kinds of contact-form spam (phrase-lists.ts), matched case-insensitively
 // on whole words.
-import { ODD_CASE } from './case-fold.js';
+import { NOT_ASCII, ODD_CASE } from './case-fold.js';
 import { PITCH, STRONG, WEAK } from './phrase-lists.js';
 
 export type PhraseStrength = 'strong' | 'pitch' | 'weak';
@@ -63,19 +63,32 @@ for (const first of new Set(SPACED_KEYS.map(firstWordOf))) {
 const SPACED_AT = alternation(SPACED_KEYS, true, 'yiu');
 
 /** The phrase matched at `index` by the sticky `pattern`, if any. */
-function phraseAt(pattern: RegExp, text: string, index: number): FoundPhrase | undefined {
+function phraseAt(pattern: RegExp | undefined, text: string, index: number): FoundPhrase | undefined {
+  if (pattern === undefined) return undefined;
   pattern.lastIndex = index;
   const match = pattern.exec(text);
   return match === null ? undefined : BY_KEY.get(keyOf(match[0]));
 }
 
+/** On ASCII text, WORD without the u flag: the same words, found faster. */
+const ASCII_WORD = /[a-z0-9]+/g;
+
 /** The distinct listed phrases the text contains, those inside a longer one too ("your website" in "visited your website"). */
 export function findSpamPhrases(text: string): FoundPhrase[] {
   const found = new Map<string, FoundPhrase>();
-  for (const word of text.matchAll(WORD)) {
-    const pattern = ODD_CASE.test(word[0]) ? SPACED_AT : BY_FIRST_WORD.get(word[0].toLowerCase());
-    const phrase = pattern === undefined ? undefined : phraseAt(pattern, text, word.index);
+  const take = (phrase: FoundPhrase | undefined): void => {
     if (phrase) found.set(phrase.phrase, phrase);
+  };
+  if (ODD_CASE.test(text)) {
+    for (const word of text.matchAll(WORD))
+      take(phraseAt(ODD_CASE.test(word[0]) ? SPACED_AT : BY_FIRST_WORD.get(word[0].toLowerCase()), text, word.index));
+  } else {
+    // Without odd-case letters, lower-casing keeps every letter at its index: words are looked up as found.
+    const lower = text.toLowerCase();
+    const words = NOT_ASCII.test(lower) ? WORD : ASCII_WORD;
+    words.lastIndex = 0;
+    for (let word = words.exec(lower); word !== null; word = words.exec(lower))
+      take(phraseAt(BY_FIRST_WORD.get(word[0]), text, word.index));
   }
   if (UNSPACED.test(text)) {
     ANYWHERE.lastIndex = 0;

@@ -2,6 +2,8 @@
 // ASCII letters are judged: a name in another script, with an accent, or short never counts.
 
 const MIN_LENGTH = 6;
+/** Six ASCII letters in a row: a name without them has no word to judge. */
+const LONG_RUN = /[A-Za-z]{6}/;
 const VOWELS = /[aeiouy]/g;
 
 /** Consonant pairs common in names written in Latin letters, transliterations included. */
@@ -15,11 +17,14 @@ const COMMON_PAIRS = new Set(
   ).split(' '),
 );
 
+const isVowel = (letter: string): boolean => 'aeiouy'.includes(letter);
+
 function rarePairs(word: string): number {
   let count = 0;
   for (let index = 0; index + 1 < word.length; index += 1) {
-    const pair = word.slice(index, index + 2);
-    if (!/[aeiouy]/.test(pair) && !COMMON_PAIRS.has(pair)) count += 1;
+    const first = word.charAt(index);
+    const second = word.charAt(index + 1);
+    if (!isVowel(first) && !isVowel(second) && !COMMON_PAIRS.has(first + second)) count += 1;
   }
   return count;
 }
@@ -28,13 +33,15 @@ function rarePairs(word: string): number {
 function looksRandomWord(word: string): boolean {
   const lower = word.toLowerCase();
   const rare = rarePairs(lower);
+  if (rare !== 2) return rare > 2;
   const vowelShare = (lower.match(VOWELS)?.length ?? 0) / lower.length;
   const innerCapitals = word.match(/[a-z][A-Z]/g)?.length ?? 0;
-  return rare >= 3 || (rare >= 2 && (innerCapitals >= 2 || vowelShare < 0.15));
+  return innerCapitals >= 2 || vowelShare < 0.15;
 }
 
 /** True when some word of the text is a random-looking run of at least six ASCII letters. */
 export function looksRandom(name: string): boolean {
+  if (!LONG_RUN.test(name)) return false;
   const words = name.normalize('NFC').split(/[\s\-'’.,_]+/u);
   return words.some((word) => word.length >= MIN_LENGTH && /^[A-Za-z]+$/.test(word) && looksRandomWord(word));
 }

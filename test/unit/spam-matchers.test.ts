@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ODD_CASE } from '../../src/spam/case-fold.js';
+import { MONEY_PROMISE, promisesMoney } from '../../src/spam/hype.js';
 import { EMAIL_PATTERN, findEmailAddresses, findLinks, hasMarkupLink, LINK_PATTERN, MARKUP_LINK_PATTERN } from '../../src/spam/links.js';
 import { joinSpeltOut } from '../../src/spam/obfuscation.js';
 import { PITCH, STRONG, WEAK } from '../../src/spam/phrase-lists.js';
@@ -93,6 +94,37 @@ describe('the fast matchers, for any text', () => {
   });
 });
 
+describe('joinSpeltOut, for text of single letters and separators', () => {
+  it('joins the runs the plain pattern finds', () => {
+    const spelt = /(?<![\p{L}\p{N}])[a-z](?:([.\-_ ])[a-z])(?:\1[a-z])+(?![\p{L}\p{N}])\.?/giu;
+    const part = fc.constantFrom('a', 'B', 'ſ', 'K', 'é', '7', '.', '-', '_', ' ', 'S.E.O', 'word', '\n');
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 20 }), (parts) => {
+        const text = parts.join('');
+        expect(joinSpeltOut(text).text).toBe(text.replace(spelt, (run) => run.replace(/[^a-z]/giu, '')));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('promisesMoney, for any text', () => {
+  it('finds money promised where the whole pattern does', () => {
+    const amounts = ['$500', 'R$ 50', 'uſd 100', 'Usd 9', '15 000 ₽', '20 руб', '3k EUR', '€5', '7 euro', '¥8', '₫9', '£1', '₹2'];
+    const money = fc.oneof(
+      fc.constantFrom(...amounts, 'earn', 'bonus', ' per day', 'в день', '每天', 'turned'),
+      fc.constantFrom(' ', '. ', 'x', '12', '\n'),
+      fc.string({ maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(money, { maxLength: 12 }), (parts) => {
+        expect(promisesMoney(parts.join(''))).toBe(MONEY_PROMISE.test(parts.join('')));
+      }),
+      { numRuns: 600 },
+    );
+  });
+});
+
 describe('case folding', () => {
   it('lists every letter whose lower case is not what the iu flags take it for', () => {
     const byLower = new Map<string, string[]>();
@@ -111,6 +143,16 @@ describe('case folding', () => {
       for (const char of [...taken, ...lowered]) if (taken.has(char) !== lowered.has(char)) odd.push(char);
     }
     expect(odd.filter((char) => !ODD_CASE.test(char))).toEqual([]);
+  });
+
+  it('keeps every letter at its index when lower-casing text without odd-case letters', () => {
+    const longer: string[] = [];
+    for (let code = 0; code <= 0x10ffff; code += 1) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const char = String.fromCodePoint(code);
+      if (char.toLowerCase().length !== char.length && !ODD_CASE.test(char)) longer.push(char);
+    }
+    expect(longer).toEqual([]);
   });
 
   it('keeps the topic pattern matched without the u flag to ASCII', () => {

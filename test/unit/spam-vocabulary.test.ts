@@ -30,6 +30,29 @@ describe('vocabularyOf', () => {
   });
 });
 
+describe('spamLogOdds', () => {
+  const shipped: Record<string, number> = JSON.parse(readFileSync(new URL('../../src/spam/vocabulary.json', import.meta.url), 'utf8'));
+  const words = [...new Set(Object.keys(shipped).flatMap((term) => term.split(' ')))];
+
+  it('is the sum of the weights of the terms vocabularyOf gives, for any text', () => {
+    const piece = fc.oneof(
+      fc.constantFrom(...words),
+      fc.constantFrom(...words).map((word) => word.toUpperCase()),
+      fc.constantFrom(' ', ' ', '\n', ', ', '-', '𝐒𝐄𝐎', 'ｗｗｗ', '网站排名', 'é'),
+      fc.string({ maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join('');
+        const sum = vocabularyOf(text).reduce((total, term) => total + (shipped[term] ?? 0), 0);
+        // Added in another order, the rounded sums may differ by one hundredth, no more.
+        expect(Math.abs(spamLogOdds(text) - Math.round(sum * 100) / 100)).toBeLessThan(0.015);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe('the weights', () => {
   it('are learned as log-likelihood ratios, leaving out words seen once and words as common in both', () => {
     const weights = learnWeights(['we need a site', 'we need an app'], ['we help you', 'we help them']);
