@@ -1,6 +1,6 @@
-// Shared set-up of the store tests (test/unit/store-*.test.ts): inquiries to store, a queue of
-// them with their deliveries, and an advisory lock held by a transaction of its own.
-import type { InquiryRecord, Store } from '../../src/storage/ports.js';
+// Shared set-up of the store tests (test/unit/store-*.test.ts): inquiries and agent registrations
+// to store, a queue of inquiries with their deliveries, and an advisory lock held by a transaction.
+import type { AgentClient, InquiryRecord, Store } from '../../src/storage/ports.js';
 
 export const inquiry = (reference: string, receivedAt = new Date()): InquiryRecord => ({
   reference,
@@ -12,6 +12,20 @@ export const inquiry = (reference: string, receivedAt = new Date()): InquiryReco
   clientId: null,
   receivedAt,
   source: 'api',
+});
+
+/** An agent's registration: anonymous and active unless `fields` say otherwise. */
+export const agentClient = (clientId: string, fields: Partial<AgentClient> = {}): AgentClient => ({
+  clientId,
+  clientName: 'An agent',
+  clientUri: null,
+  registrationType: 'anonymous',
+  status: 'active',
+  email: null,
+  subject: null,
+  issuer: null,
+  createdAt: new Date(),
+  ...fields,
 });
 
 /** Stores an inquiry per reference (received at `at`), each with a delivery per channel, in one transaction. */

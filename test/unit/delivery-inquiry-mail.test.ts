@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { agentLabel, inboxLink, inquiryMailHtml, inquiryMailText, replyLink, sourceText } from '../../src/delivery/inquiry-mail.js';
 import type { AgentClient, InquiryRecord } from '../../src/storage/ports.js';
 import { studioTime, studioTimeShort } from '../../src/studio/time.js';
+import { agentClient } from '../helpers/store-fixtures.js';
 
 const inquiry: InquiryRecord = {
   reference: 'INQ-7K2M9Q',
@@ -18,18 +19,7 @@ const inquiry: InquiryRecord = {
   source: 'page',
 };
 const context = { timeZone: 'Europe/London', publicUrl: 'https://studio.example', agent: null };
-const client = (overrides: Partial<AgentClient>): AgentClient => ({
-  clientId: 'client-1',
-  clientName: 'Trip planner',
-  clientUri: null,
-  registrationType: 'anonymous',
-  status: 'active',
-  email: null,
-  subject: null,
-  issuer: null,
-  createdAt: new Date(),
-  ...overrides,
-});
+const client = (fields: Partial<AgentClient>): AgentClient => agentClient('client-1', { clientName: 'Trip planner', ...fields });
 
 describe('studioTime', () => {
   it('writes the time in words in the studio’s zone, summer time included', () => {

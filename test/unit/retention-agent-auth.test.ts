@@ -4,29 +4,16 @@ import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { IDENTITY_ASSERTION_TTL_SECONDS } from '../../src/auth/service.js';
 import { AUTH_GRACE_MS, SERVICE_MAIL_KEPT_MS } from '../../src/maintenance.js';
-import type { AgentClient, Claim } from '../../src/storage/ports.js';
+import type { Claim } from '../../src/storage/ports.js';
 import type { Database } from '../../src/storage/schema.js';
 import { BACKENDS, storePerTest } from '../helpers/databases.js';
 import { attemptDue, DAY_MS, maintenanceOn } from '../helpers/retention-fixtures.js';
+import { agentClient as client } from '../helpers/store-fixtures.js';
 
 const NOW = new Date('2026-03-01T12:00:00Z');
 const ago = (ms: number) => new Date(NOW.getTime() - ms);
 const ASSERTION_MS = IDENTITY_ASSERTION_TTL_SECONDS * 1000;
 const HOUR_MS = 60 * 60 * 1000;
-
-function client(clientId: string, fields: Partial<AgentClient> & Pick<AgentClient, 'createdAt'>): AgentClient {
-  return {
-    clientId,
-    clientName: 'An agent',
-    clientUri: null,
-    registrationType: 'anonymous',
-    status: 'active',
-    email: null,
-    subject: null,
-    issuer: null,
-    ...fields,
-  };
-}
 
 function claim(tokenHash: string, clientId: string, expiresAt: Date, fields: Partial<Claim> = {}): Claim {
   return {

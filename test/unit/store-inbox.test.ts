@@ -15,7 +15,7 @@ import { createInboxStore } from '../../src/storage/inbox-store.js';
 import type { InquiryRecord, Store } from '../../src/storage/ports.js';
 import type { InboxStore } from '../../src/storage/ports-inbox.js';
 import { BACKENDS, storePerTest } from '../helpers/databases.js';
-import { inquiry } from '../helpers/store-fixtures.js';
+import { agentClient, inquiry } from '../helpers/store-fixtures.js';
 
 /** Whether the SQLite file or its write-ahead log holds `word`. */
 const inFiles = (path: string, word: string) =>
@@ -111,9 +111,9 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
 
   it("says whose address an agent's person proved, and not one still pending", async () => {
     await open();
-    const client = { clientUri: null, registrationType: 'verified_email', subject: null, issuer: null, createdAt: T0 } as const;
-    await store.auth.createClient({ ...client, clientId: 'c-proved', clientName: 'Proved', status: 'active', email: 'ada@example.com' });
-    await store.auth.createClient({ ...client, clientId: 'c-pending', clientName: 'Pending', status: 'pending', email: 'eve@example.com' });
+    const proved = { registrationType: 'verified_email', createdAt: T0, email: 'ada@example.com' } as const;
+    await store.auth.createClient(agentClient('c-proved', proved));
+    await store.auth.createClient(agentClient('c-pending', { ...proved, status: 'pending', email: 'eve@example.com' }));
     await insert({ ...inquiry('INQ-AAAAC1', T0), clientId: 'c-proved', source: 'mcp' });
     await insert({ ...inquiry('INQ-AAAAC2', T0), clientId: 'c-pending', source: 'mcp' });
     expect((await inbox.find('INQ-AAAAC1'))?.agentVerifiedEmail).toBe('ada@example.com');

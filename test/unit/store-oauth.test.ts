@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Authorization, Store } from '../../src/storage/ports.js';
 import { BACKENDS, storePerTest } from '../helpers/databases.js';
+import { agentClient } from '../helpers/store-fixtures.js';
 
 const at = new Date('2026-03-01T00:00:00Z');
 const later = (ms: number) => new Date(at.getTime() + ms);
@@ -81,17 +82,9 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
       createdAt: later(-2 * DAY),
       lastUsedAt: at,
     });
-    const grant = {
-      clientName: 'x',
-      clientUri: null,
-      registrationType: 'oauth',
-      status: 'active',
-      email: 'p@example.com',
-      subject: null,
-      issuer: null,
-      createdAt: later(-2 * DAY),
-    } as const;
-    await store.auth.createClient({ ...grant, clientId: 'agt_grant' });
+    await store.auth.createClient(
+      agentClient('agt_grant', { clientName: 'x', registrationType: 'oauth', email: 'p@example.com', createdAt: later(-2 * DAY) }),
+    );
     const cutoffs = { expiredBefore: later(-DAY), unusedClientBefore: later(-DAY), idleClientBefore: later(-10 * DAY) };
     const batch = await store.retention.deleteSpentSignIns(cutoffs, 100);
     expect(batch.deleted).toEqual({ authorizations: 1, refreshTokens: 1, oauthClients: 1, clients: 1 });

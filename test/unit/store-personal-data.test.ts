@@ -15,7 +15,7 @@ import { createPersonalDataStore } from '../../src/storage/personal-data-store.j
 import type { AttemptRecord, Store } from '../../src/storage/ports.js';
 import type { Database } from '../../src/storage/schema.js';
 import { BACKENDS, storePerTest } from '../helpers/databases.js';
-import { inquiry } from '../helpers/store-fixtures.js';
+import { agentClient, inquiry } from '../helpers/store-fixtures.js';
 
 const T0 = new Date('2026-03-01T10:00:00Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1_000);
@@ -58,20 +58,10 @@ async function seed(store: Store): Promise<void> {
       ],
       tx,
     );
-    const client = {
-      clientUri: null,
-      registrationType: 'verified_email',
-      status: 'active',
-      subject: null,
-      issuer: null,
-      createdAt: T0,
-    } as const;
-    await store.auth.createClient({ ...client, clientId: 'agt_ada', clientName: 'Ada agent', email: 'ADA.LOVELACE@gmail.com' }, tx);
-    await store.auth.createClient({ ...client, clientId: 'agt_bob', clientName: 'Bob agent', email: 'bob@example.com' }, tx);
-    await store.auth.createClient(
-      { ...client, clientId: 'agt_open', clientName: 'Unclaimed', email: null, registrationType: 'anonymous' },
-      tx,
-    );
+    const verified = { registrationType: 'verified_email', createdAt: T0 } as const;
+    await store.auth.createClient(agentClient('agt_ada', { ...verified, clientName: 'Ada agent', email: 'ADA.LOVELACE@gmail.com' }), tx);
+    await store.auth.createClient(agentClient('agt_bob', { ...verified, clientName: 'Bob agent', email: 'bob@example.com' }), tx);
+    await store.auth.createClient(agentClient('agt_open', { clientName: 'Unclaimed', createdAt: T0 }), tx);
     const claim = { otpHash: null, otpExpiresAt: null, failedAttempts: 0, expiresAt: at(3600), createdAt: T0 } as const;
     await store.auth.createClaim(
       { ...claim, tokenHash: 'claim-ada', clientId: 'agt_ada', status: 'claimed', email: 'Ada.Lovelace@Gmail.com' },
