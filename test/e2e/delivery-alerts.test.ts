@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAILING_ALERT_MS } from '../../src/delivery/health.js';
+import type { ChannelHealthFacts } from '../../src/storage/ports.js';
 import { startTestApp, type TestApp, validInquiry } from '../helpers/app.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET, type TestWebhookReceiver } from '../helpers/webhook.js';
@@ -44,15 +45,15 @@ async function submit(app: TestApp): Promise<void> {
   expect(response.statusCode).toBe(200);
 }
 
-/** Waits until the store knows `channel` is failing (an attempt of it failed and was recorded). */
-async function failing(app: TestApp, channel: string): Promise<void> {
+/** Waits until the store's health of `channel` passes `test` (an attempt's outcome is recorded after it is made). */
+async function storeSees(app: TestApp, channel: string, test: (health: ChannelHealthFacts | undefined) => boolean): Promise<void> {
   for (let tries = 0; tries < 300; tries++) {
-    const health = (await app.services.store.outbox.health()).find((known) => known.channel === channel);
-    if (health?.failingSince) return;
+    if (test((await app.services.store.outbox.health()).find((known) => known.channel === channel))) return;
     await sleep(20);
   }
-  throw new Error(`${channel} never failed`);
+  throw new Error(`the store never saw ${channel} so`);
 }
+const failing = (app: TestApp, channel: string) => storeSees(app, channel, (health) => Boolean(health?.failingSince));
 
 const subjects = (smtp: TestSmtpServer) => smtp.received.map((mail) => mail.parsed.subject);
 
@@ -87,6 +88,7 @@ describe('delivery alerts', () => {
 
     receiver.script.length = 0;
     await receiver.waitFor((received) => received.some((hook) => hook.status === 200));
+    await storeSees(app, 'webhook', (health) => health?.failingSince === null);
     await app.services.alerts.check();
     const [, , recovered] = await smtp.waitFor(3);
     expect(recovered?.parsed.subject).toBe('Inquiries reach your webhook again');
