@@ -90,17 +90,7 @@ describe.each(BACKENDS)('on $name', ({ fresh }) => {
 
   it('names the agent that sent an inquiry, and gives one inquiry with its judgement and deliveries', async () => {
     await open();
-    await store.auth.createClient({
-      clientId: 'client-1',
-      clientName: 'Travel Agent',
-      clientUri: null,
-      registrationType: 'anonymous',
-      status: 'active',
-      email: null,
-      subject: null,
-      issuer: null,
-      createdAt: T0,
-    });
+    await store.auth.createClient(agentClient('client-1', { clientName: 'Travel Agent', createdAt: T0 }));
     await insert({ ...inquiry('INQ-AAAAB1', T0), clientId: 'client-1', source: 'mcp' });
     await store.outbox.enqueue(['INQ-AAAAB1'], ['email'], T0);
     const found = await inbox.find('INQ-AAAAB1');
