@@ -10,3 +10,6 @@ export function withoutU(pattern: RegExp): RegExp {
 
 /** A code unit beyond ASCII: text without one is its own NFKC form, and read by ASCII patterns alike. */
 export const NOT_ASCII = /[\u0080-\uffff]/;
+
+/** NFKC, which folds look-alike letters ("𝐒𝐄𝐎", full-width "ｗｗｗ"); ASCII text is left as it is. */
+export const nfkc = (text: string): string => (NOT_ASCII.test(text) ? text.normalize('NFKC') : text);

@@ -1,5 +1,5 @@
 // The spam verdict of one inquiry: the rules' points added up and compared with the threshold.
-import { NOT_ASCII } from './case-fold.js';
+import { nfkc } from './case-fold.js';
 import { CONTENT_RULES, type RuleHit, SIGNAL_RULES } from './rules.js';
 import type { SpamInquiry, SpamJudgement, SpamReason, SpamSignals } from './types.js';
 import { DEFAULT_SPAM_THRESHOLD } from './weights.js';
@@ -16,13 +16,12 @@ export interface ContentReading {
 
 /** NFKC folds look-alike letters ("𝐒𝐄𝐎", full-width "ｗｗｗ") into the ones the rules read. */
 function normalised(inquiry: SpamInquiry): SpamInquiry {
-  const fold = (text: string): string => (NOT_ASCII.test(text) ? text.normalize('NFKC') : text);
   return {
-    firstName: fold(inquiry.firstName),
-    lastName: fold(inquiry.lastName),
-    email: fold(inquiry.email),
-    company: inquiry.company === null ? null : fold(inquiry.company),
-    message: fold(inquiry.message),
+    firstName: nfkc(inquiry.firstName),
+    lastName: nfkc(inquiry.lastName),
+    email: nfkc(inquiry.email),
+    company: inquiry.company === null ? null : nfkc(inquiry.company),
+    message: nfkc(inquiry.message),
   };
 }
 

@@ -1,7 +1,7 @@
 // spam_vocabulary: a naive Bayes reading of the message's words and word pairs, with weights
 // learned from the tuning corpora by scripts/train-spam-vocabulary.ts (docs/spam.md).
 import { readFileSync } from 'node:fs';
-import { NOT_ASCII } from './case-fold.js';
+import { NOT_ASCII, nfkc } from './case-fold.js';
 
 /** Chinese and Japanese put no spaces between words: their text is read in pairs of characters. */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
@@ -21,7 +21,7 @@ function eachWord(folded: string, take: (word: string) => void): void {
   }
 }
 
-const fold = (text: string): string => text.normalize('NFKC').toLowerCase();
+const fold = (text: string): string => nfkc(text).toLowerCase();
 
 /** The distinct words and adjacent word pairs of a text, folded (NFKC, lower case). */
 export function vocabularyOf(text: string): string[] {
